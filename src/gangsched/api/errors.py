@@ -1,0 +1,66 @@
+"""Errors for bad user input: one line naming file, document, object and field."""
+
+from __future__ import annotations
+
+
+class GangschedError(Exception):
+    """Base class of every error gangsched reports to a user (never a traceback)."""
+
+
+class InputError(GangschedError):
+    """A user mistake in an input object.
+
+    Rendered as one line: ``file[doc N] Kind/name: field: message``; any part that is
+    unknown is left out.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        doc: int | None = None,
+        obj: str | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.message = message
+        self.file = file
+        self.doc = doc
+        self.obj = obj
+        self.field = field
+        super().__init__(str(self))
+
+    def located(
+        self,
+        *,
+        file: str | None = None,
+        doc: int | None = None,
+        obj: str | None = None,
+        field_prefix: str | None = None,
+    ) -> InputError:
+        """A copy with missing location parts filled in (inner parts win)."""
+        field = self.field
+        if field_prefix:
+            field = f"{field_prefix}.{field}" if field else field_prefix
+        return InputError(
+            self.message,
+            file=self.file or file,
+            doc=self.doc if self.doc is not None else doc,
+            obj=self.obj or obj,
+            field=field,
+        )
+
+    def __str__(self) -> str:
+        where = ""
+        if self.file:
+            where = self.file
+            if self.doc is not None:
+                where += f"[doc {self.doc}]"
+        elif self.doc is not None:
+            where = f"[doc {self.doc}]"
+        parts = [p for p in (where, self.obj, self.field) if p]
+        return ": ".join([*parts, self.message])
+
+
+class ValidationError(GangschedError):
+    """An invalid gang tree or scheduling configuration."""

@@ -1,0 +1,191 @@
+"""The gang tree: the one internal language every front-end translates into.
+
+A :class:`Group` gangs its children (``min_groups`` of them must be satisfied, and at
+least ``min_pods`` pods of its subtree placed); a :class:`PodSet` is a leaf of identical
+pods with ``min_pods`` of them required. Topology constraints name a node label key.
+See DESIGN.md section 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from gangsched.api.errors import ValidationError
+from gangsched.api.types import NodeRequirements, Resources
+
+Mode = Literal["required", "preferred"]
+Disruption = Literal["single", "all"]
+
+MAX_DEPTH = 16
+MAX_PODS = 1_000_000
+
+
+@dataclass(frozen=True)
+class Constraint:
+    key: str  # a node label key, e.g. topology.kubernetes.io/zone
+    mode: Mode = "required"
+
+
+@dataclass
+class PodSet:
+    """Identical pods (one template). Leaf of the gang tree."""
+
+    name: str
+    path: str
+    pods: tuple[str, ...]  # pod keys "namespace/name", in placement order
+    requests: Resources  # per pod, integer base units, includes "pods": 1
+    requirements: NodeRequirements = field(default_factory=NodeRequirements)
+    min_pods: int = 0
+    topology: tuple[Constraint, ...] = ()
+    max_pods_per_node: int | None = None
+
+    @property
+    def size(self) -> int:
+        return len(self.pods)
+
+    @property
+    def min_total(self) -> int:
+        return self.min_pods
+
+
+@dataclass
+class Group:
+    """A gang over children (Groups or PodSets)."""
+
+    name: str
+    path: str
+    children: list[Group | PodSet] = field(default_factory=list)
+    min_groups: int = 0  # at least this many children satisfied (0 = basic)
+    min_pods: int = 0  # and at least this many pods placed in the subtree
+    topology: tuple[Constraint, ...] = ()
+    disruption: Disruption = "single"
+    priority: int = 0
+    kind: str = "Group"  # the source object's kind, for reports
+    source: str = ""  # the source object's namespace/name, for reports
+    max_pods_per_node: int | None = None
+
+    @property
+    def size(self) -> int:
+        return sum(c.size for c in self.children)
+
+
+Node = Group | PodSet
+
+
+def required_key(node: Node) -> str | None:
+    """The label key of the node's required topology constraint, if any."""
+    for c in node.topology:
+        if c.mode == "required":
+            return c.key
+    return None
+
+
+def preferred_key(node: Node) -> str | None:
+    for c in node.topology:
+        if c.mode == "preferred":
+            return c.key
+    return None
+
+
+def walk(node: Node) -> Iterator[Node]:
+    yield node
+    if isinstance(node, Group):
+        for child in node.children:
+            yield from walk(child)
+
+
+def podsets(node: Node) -> Iterator[PodSet]:
+    for n in walk(node):
+        if isinstance(n, PodSet):
+            yield n
+
+
+def is_gang(node: Node) -> bool:
+    if isinstance(node, PodSet):
+        return node.min_pods > 0
+    return node.min_groups > 0 or node.min_pods > 0
+
+
+def scheduling_units(node: Node) -> list[Node]:
+    """Split a tree into units admitted all-or-nothing.
+
+    A root that gangs anything is one unit; a basic group's children are separate units.
+    A basic PodSet stays a unit whose minimum is zero (its pods are placed one by one).
+    """
+    if is_gang(node) or isinstance(node, PodSet):
+        return [node]
+    out: list[Node] = []
+    for child in node.children:
+        out.extend(scheduling_units(child))
+    return out
+
+
+def validate(root: Node, levels: Sequence[str] = ()) -> None:
+    """Check the tree's invariants; raise ValidationError naming the offending path.
+
+    ``levels`` lists topology label keys from widest to narrowest; when given, a child's
+    required constraint may not be wider than its parent's.
+    """
+    rank = {k: i for i, k in enumerate(levels)}
+    seen: set[str] = set()
+    total = 0
+
+    def check(node: Node, depth: int, parent_req: str | None) -> int:
+        nonlocal total
+        if depth > MAX_DEPTH:
+            raise ValidationError(f"{node.path}: gang tree deeper than {MAX_DEPTH} levels")
+        if node.path in seen:
+            raise ValidationError(f"{node.path}: duplicate path in gang tree")
+        seen.add(node.path)
+        if node.min_pods < 0:
+            raise ValidationError(f"{node.path}: min_pods must be >= 0, got {node.min_pods}")
+        for c in node.topology:
+            if c.mode not in ("required", "preferred"):
+                raise ValidationError(f"{node.path}: unknown topology mode {c.mode!r}")
+            if not c.key:
+                raise ValidationError(f"{node.path}: topology constraint with an empty key")
+        req = required_key(node)
+        if req and parent_req and req in rank and parent_req in rank and (
+            rank[req] < rank[parent_req]
+        ):
+            raise ValidationError(
+                f"{node.path}: required topology {req!r} is wider than its parent's "
+                f"{parent_req!r}"
+            )
+        inner = req or parent_req
+        if isinstance(node, PodSet):
+            n = node.size
+            total += n
+            if total > MAX_PODS:
+                raise ValidationError(f"{node.path}: gang tree has more than {MAX_PODS} pods")
+            if node.min_pods > n:
+                raise ValidationError(
+                    f"{node.path}: min_pods {node.min_pods} exceeds its {n} pods"
+                )
+            if node.max_pods_per_node is not None and node.max_pods_per_node < 1:
+                raise ValidationError(f"{node.path}: max_pods_per_node must be >= 1")
+            for r, v in node.requests.items():
+                if v < 0:
+                    raise ValidationError(f"{node.path}: negative request for {r}")
+            if len(set(node.pods)) != n:
+                raise ValidationError(f"{node.path}: duplicate pod names")
+            return n
+        if node.min_groups < 0:
+            raise ValidationError(f"{node.path}: min_groups must be >= 0, got {node.min_groups}")
+        if node.min_groups > len(node.children):
+            raise ValidationError(
+                f"{node.path}: min_groups {node.min_groups} exceeds its "
+                f"{len(node.children)} children"
+            )
+        if node.max_pods_per_node is not None and node.max_pods_per_node < 1:
+            raise ValidationError(f"{node.path}: max_pods_per_node must be >= 1")
+        n = sum(check(c, depth + 1, inner) for c in node.children)
+        if node.min_pods > n:
+            raise ValidationError(
+                f"{node.path}: min_pods {node.min_pods} exceeds the {n} pods of its subtree"
+            )
+        return n
+
+    check(root, 1, None)

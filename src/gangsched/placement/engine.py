@@ -1,0 +1,663 @@
+"""The hierarchical placement engine (DESIGN.md sections 2-3).
+
+``place(unit, state)`` decides where one scheduling unit goes, all-or-nothing:
+
+1. **Minimum.** Recursively place every gang's minimum: for a node with a topology
+   constraint, enumerate candidate domains of its level inside the parent's domain, prune
+   them with vectorized fit-count sums, dry-run the best few in the transaction, keep the
+   best by score (room for the extras the node wants, then tight fit, then fewest nodes)
+   and recurse. Children are searched depth-first; when a later sibling fails, earlier
+   siblings' alternatives are tried within a bounded budget (backtracking).
+2. **Extras.** With the whole tree's minimum held, extras are added by water-filling:
+   repeatedly grow the child with the lowest placed/asked ratio, each extra child placed
+   all-or-nothing inside its parent's domain.
+3. **Decide.** Commit the transaction (or discard it and explain the blocking group).
+
+Everything is a pure function of (tree, state); ties break by stable order.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gangsched.api.types import NodeRequirements
+from gangsched.cluster.state import BIG, ClusterState, Shape, Transaction
+from gangsched.cluster.topology import HOSTNAME, Level
+from gangsched.gang import Group, PodSet, preferred_key, required_key
+from gangsched.gang import Node as TreeNode
+from gangsched.placement.decision import Decision, GroupOutcome
+from gangsched.placement.describe import describe_requests, level_noun
+
+
+@dataclass(frozen=True)
+class Options:
+    backtrack_budget: int = 256  # alternatives tried after a first choice failed deeper
+    score_budget: int = 64  # dry runs spent on scoring candidates, per unit
+    score_top: int = 3  # candidates dry-run per choice for scoring
+    max_dry_runs: int = 20_000  # hard cap on placement attempts per unit
+    extras: bool = True
+
+
+@dataclass
+class _PSRes:
+    node: PodSet
+    lo: int
+    hi: int
+    outer: tuple[int, int] | None  # wider scope allowed for extras (preferred constraints)
+    label: str | None = None
+    nodes: list[np.ndarray] = field(default_factory=list)
+    counts: list[np.ndarray] = field(default_factory=list)
+    placed: int = 0
+
+
+@dataclass
+class _GRes:
+    node: Group
+    lo: int
+    hi: int
+    outer: tuple[int, int] | None
+    label: str | None = None
+    kids: dict[int, _PSRes | _GRes] = field(default_factory=dict)
+    placed: int = 0
+
+
+_Res = _PSRes | _GRes
+
+
+@dataclass(frozen=True)
+class _Demand:
+    """Pods of one shape (and node requirements) a subtree needs at minimum."""
+
+    shape: Shape
+    req: NodeRequirements
+    cap: int | None
+    count: int
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    lo: int
+    hi: int
+    label: str | None
+    level: str | None
+
+
+class _UnknownLevel(Exception):
+    def __init__(self, key: str, path: str) -> None:
+        super().__init__(key)
+        self.key = key
+        self.path = path
+
+
+class _Search:
+    def __init__(self, state: ClusterState, options: Options) -> None:
+        self.state = state
+        self.topo = state.topology
+        self.opts = options
+        self.txn: Transaction = state.begin()
+        self.backtrack = options.backtrack_budget
+        self.score_left = options.score_budget
+        self.dry_runs = 0
+        self.notes: dict[str, str] = {}
+        self.blocker: dict[str, str] = {}
+        self._shapes: dict[int, Shape] = {}
+        self._demand: dict[int, list[_Demand]] = {}
+        self._weights: dict[int, float] = {}
+        total = state.alloc.sum(axis=1).astype(np.float64)
+        self._inv_total = np.divide(1.0, total, out=np.zeros_like(total), where=total > 0)
+
+    # -- static facts about the tree ----------------------------------------------------
+
+    def shape(self, ps: PodSet) -> Shape:
+        s = self._shapes.get(id(ps))
+        if s is None:
+            s = self._shapes[id(ps)] = self.state.shape(ps.requests)
+        return s
+
+    def demand(self, node: TreeNode) -> list[_Demand]:
+        """Lower bound on the pods per shape the node's minimum needs (largest first)."""
+        d = self._demand.get(id(node))
+        if d is not None:
+            return d
+        acc: dict[tuple[Shape, NodeRequirements, int | None], int] = {}
+        if isinstance(node, PodSet):
+            if node.min_pods:
+                acc[(self.shape(node), node.requirements, node.max_pods_per_node)] = node.min_pods
+        else:
+            kids = [self.demand(c) for c in node.children]
+            # the min_groups cheapest children: a valid lower bound whichever are chosen
+            kids.sort(key=lambda ds: sum(x.count for x in ds))
+            for ds in kids[: node.min_groups]:
+                for x in ds:
+                    k = (x.shape, x.req, x.cap)
+                    acc[k] = acc.get(k, 0) + x.count
+        out = [_Demand(s, r, c, n) for (s, r, c), n in acc.items()]
+        out.sort(key=lambda x: -self._shape_weight(x.shape) * x.count)
+        self._demand[id(node)] = out
+        return out
+
+    def _shape_weight(self, shape: Shape) -> float:
+        return max(
+            (a * float(self._inv_total[r]) for r, a in zip(shape.index, shape.amount, strict=True)),
+            default=0.0,
+        )
+
+    def weight(self, node: TreeNode) -> float:
+        """Dominant-resource size of the node's minimum: bigger children are placed first."""
+        w = self._weights.get(id(node))
+        if w is None:
+            w = sum(self._shape_weight(x.shape) * x.count for x in self.demand(node))
+            self._weights[id(node)] = w
+        return w
+
+    # -- capacity arrays ----------------------------------------------------------------
+
+    def capacity(self, dem: _Demand, lo: int, hi: int) -> np.ndarray:
+        """How many pods of dem's shape each node in [lo, hi) can take now."""
+        f = self.state.fit(dem.shape)[lo:hi]
+        f = np.where(self.state.mask(dem.req)[lo:hi], f, 0)
+        if dem.cap is not None:
+            np.minimum(f, dem.cap, out=f)
+        return f
+
+    # -- candidate domains --------------------------------------------------------------
+
+    def tiers(self, node: TreeNode) -> list[Level | None]:
+        """Levels to try, narrowest first; None means the parent's scope as it is.
+
+        A required key is the widest level tried; a preferred key starts narrower and falls
+        back level by level (to the parent's scope when nothing is required). A preferred
+        key the topology does not know is ignored; an unknown required key is an error.
+        """
+        req, pref = required_key(node), preferred_key(node)
+        r = self.topo.rank(req) if req is not None else None
+        p = self.topo.rank(pref) if pref is not None else None
+        if req is not None and r is None:
+            raise _UnknownLevel(req, node.path)
+        if p is not None and r is not None and p <= r:
+            p = None
+        narrow = p if p is not None else r
+        if narrow is None:
+            return [None]
+        stop = r if r is not None else 0
+        out: list[Level | None] = [self.level_at(i) for i in range(narrow, stop - 1, -1)]
+        if r is None:
+            out.append(None)
+        return out
+
+    def level_at(self, i: int) -> Level:
+        levels = self.topo.levels
+        if i < len(levels):
+            return levels[i]
+        lv = self.topo.level_for(HOSTNAME)
+        assert lv is not None
+        return lv
+
+    def outer(self, node: TreeNode, c: _Candidate, lo: int, hi: int) -> tuple[int, int] | None:
+        """Where extras may spill when the chosen domain is full: only for preferred
+        constraints, up to the required domain (or the parent's scope)."""
+        if c.level is None or preferred_key(node) is None:
+            return None
+        req = required_key(node)
+        if req is None:
+            return (lo, hi)
+        lv = self.topo.level_for(req)
+        assert lv is not None
+        d = int(lv.node_domain[c.lo])
+        return (max(int(lv.starts[d]), lo), min(int(lv.ends[d]), hi))
+
+    def candidates(
+        self, node: TreeNode, level: Level | None, lo: int, hi: int
+    ) -> tuple[list[_Candidate], int, str | None]:
+        """Domains of ``level`` inside [lo, hi) that pass the capacity bound, best first.
+
+        Also returns the largest main-shape capacity seen and where, for explanations.
+        """
+        dems = self.demand(node)
+        if level is None:
+            ok = True
+            best = -1
+            for i, dem in enumerate(dems):
+                have = int(self.capacity(dem, lo, hi).sum())
+                if i == 0:
+                    best = have
+                ok = ok and have >= dem.count
+            return ([_Candidate(lo, hi, None, None)] if ok else []), best, None
+        d0 = int(level.node_domain[lo])
+        d1 = int(level.node_domain[hi - 1]) + 1
+        starts = np.maximum(level.starts[d0:d1], lo)
+        ends = np.minimum(level.ends[d0:d1], hi)
+        ok_mask = level.valid[d0:d1].copy()
+        main_sum: np.ndarray | None = None
+        for i, dem in enumerate(dems):
+            sums = np.add.reduceat(self.capacity(dem, lo, hi), starts - lo)
+            if i == 0:
+                main_sum = sums
+            ok_mask &= sums >= dem.count
+        ids = np.flatnonzero(ok_mask)
+        best, where = -1, None
+        if main_sum is not None and len(main_sum):
+            masked = np.where(level.valid[d0:d1], main_sum, -1)
+            j = int(np.argmax(masked))
+            best, where = int(min(masked[j], BIG)), self.topo.domain_path(level, d0 + j)
+        if len(ids) == 0:
+            return [], best, where
+        if main_sum is not None:
+            want = self.want(node, dems[0])
+            slack = main_sum[ids] - dems[0].count
+            room = np.minimum(slack, want)
+            order = np.lexsort((ids, slack, -room))
+            ids = ids[order]
+        out = [
+            _Candidate(int(starts[i]), int(ends[i]), self.topo.domain_path(level, d0 + int(i)),
+                       level.key)
+            for i in ids
+        ]
+        return out, best, where
+
+    def want(self, node: TreeNode, main: _Demand) -> int:
+        """Extra pods of the main shape the node would like beyond its minimum."""
+        return max(0, node.size - sum(d.count for d in self.demand(node)))
+
+    # -- the minimum --------------------------------------------------------------------
+
+    def spend_backtrack(self) -> bool:
+        if self.backtrack <= 0:
+            return False
+        self.backtrack -= 1
+        return True
+
+    def alternatives(self, node: TreeNode, lo: int, hi: int) -> Iterator[_Res]:
+        """Placements of node's minimum inside [lo, hi), best first; each is live in the
+        transaction while the consumer holds it and undone when the consumer asks for the
+        next one."""
+        yielded = False
+        best_seen, best_where, best_level = -1, None, None
+        for level in self.tiers(node):
+            cands, best, where = self.candidates(node, level, lo, hi)
+            if best > best_seen or best_level is None:
+                best_seen, best_where, best_level = best, where, level
+            if not cands:
+                continue
+            if len(cands) > 1 and self.opts.score_top > 1 and self.score_left > 0:
+                cands = self.rank(node, cands, lo, hi)
+            for c in cands:
+                if yielded and not self.spend_backtrack():
+                    return
+                if self.dry_runs >= self.opts.max_dry_runs:
+                    return
+                m = self.txn.mark()
+                r = self.place_in(node, c, lo, hi)
+                if r is not None:
+                    yielded = True
+                    yield r
+                self.txn.rollback_to(m)
+        if not yielded:
+            self.note_failure(node, best_level, best_seen, best_where)
+
+    def rank(self, node: TreeNode, cands: list[_Candidate], lo: int, hi: int) -> list[_Candidate]:
+        """Dry-run the first few candidates and order them by the resulting score: room
+        for the extras the node wants, then tight fit (least capacity left), then fewest
+        nodes touched; stable order breaks ties."""
+        scored: list[tuple[tuple[int, int, int], int]] = []
+        dems = self.demand(node)
+        tried = 0
+        for j in range(min(len(cands), self.opts.score_top)):
+            if self.score_left <= 0:
+                break
+            self.score_left -= 1
+            tried += 1
+            c = cands[j]
+            m = self.txn.mark()
+            r = self.place_in(node, c, lo, hi)
+            if r is not None:
+                left = int(self.capacity(dems[0], c.lo, c.hi).sum()) if dems else 0
+                want = node.size - r.placed
+                scored.append(((-min(left, want), left, touched(r)), j))
+            self.txn.rollback_to(m)
+        chosen = [cands[j] for _, j in sorted(scored)]
+        return chosen + cands[tried:]
+
+    def place_in(self, node: TreeNode, c: _Candidate, lo: int, hi: int) -> _Res | None:
+        """Place node's minimum inside candidate c (chosen within the parent's [lo, hi))."""
+        self.dry_runs += 1
+        outer = self.outer(node, c, lo, hi)
+        if isinstance(node, PodSet):
+            res = _PSRes(node, c.lo, c.hi, outer, c.label)
+            if node.min_pods and self.add_pods(res, node.min_pods) < node.min_pods:
+                return None
+            return res
+        return self.place_group(node, c, outer)
+
+    def place_group(
+        self, g: Group, c: _Candidate, outer: tuple[int, int] | None
+    ) -> _GRes | None:
+        res = _GRes(g, c.lo, c.hi, outer, c.label)
+        order = sorted(range(len(g.children)), key=lambda i: (-self.weight(g.children[i]), i))
+        need = g.min_groups
+        depth = [0, ""]
+
+        def dfs(pos: int, sat: int) -> bool:
+            if sat >= need:
+                return True
+            if len(order) - pos < need - sat:
+                return False
+            i = order[pos]
+            child = g.children[i]
+            m = self.txn.mark()
+            for r in self.alternatives(child, c.lo, c.hi):
+                res.kids[i] = r
+                if dfs(pos + 1, sat + 1):
+                    return True
+                del res.kids[i]
+            self.txn.rollback_to(m)
+            if pos >= int(depth[0]):
+                depth[0], depth[1] = pos, child.path
+            if len(order) - pos - 1 < need - sat:
+                return False
+            return dfs(pos + 1, sat)  # leave this child out; it may come back as an extra
+
+        if not dfs(0, 0):
+            self.blocker[g.path] = str(depth[1])
+            self.notes[g.path] = self.describe_group(g, c, int(depth[0]))
+            return None
+        res.placed = sum(r.placed for r in res.kids.values())
+        if res.placed < g.min_pods:
+            self.grow(res, g.min_pods - res.placed)
+            if res.placed < g.min_pods:
+                self.notes[g.path] = (
+                    f"{g.name}: needs {g.min_pods} pods placed{where_text(c)}; "
+                    f"only {res.placed} fit"
+                )
+                return None
+        return res
+
+    # -- pods ---------------------------------------------------------------------------
+
+    def add_pods(self, res: _PSRes, count: int) -> int:
+        """Place up to ``count`` more pods of res's set inside its scope (then the wider
+        scope, for preferred constraints); returns how many were placed."""
+        done = self._add_pods_in(res, count, res.lo, res.hi)
+        if done < count and res.outer is not None:
+            done += self._add_pods_in(res, count - done, *res.outer)
+        return done
+
+    def _add_pods_in(self, res: _PSRes, count: int, lo: int, hi: int) -> int:
+        ps = res.node
+        shape = self.shape(ps)
+        f = self.state.fit(shape)[lo:hi]
+        f = np.where(self.state.mask(ps.requirements)[lo:hi], f, 0)
+        if ps.max_pods_per_node is not None:
+            np.minimum(f, ps.max_pods_per_node, out=f)
+            for nodes, counts in zip(res.nodes, res.counts, strict=True):
+                inside = (nodes >= lo) & (nodes < hi)
+                np.subtract.at(f, nodes[inside] - lo, counts[inside])
+            np.maximum(f, 0, out=f)
+        nz = np.flatnonzero(f)
+        if len(nz) == 0:
+            return 0
+        fv = f[nz]
+        single = np.flatnonzero(fv >= count)
+        if len(single):
+            j = single[int(np.argmin(fv[single]))]  # best fit: the tightest node that holds all
+            picks, take = nz[j : j + 1], np.array([count], dtype=np.int64)
+        else:
+            order = np.argsort(-fv, kind="stable")
+            cum = np.cumsum(fv[order])
+            k = int(np.searchsorted(cum, count))
+            k = min(k, len(order) - 1)
+            picks = nz[order[: k + 1]]
+            take = fv[order[: k + 1]].astype(np.int64)
+            placed = int(cum[k])
+            if placed > count:
+                take[-1] -= placed - count
+        nodes = picks.astype(np.int64) + lo
+        self.txn.place(nodes, take, shape, tag=ps.path)
+        res.nodes.append(nodes)
+        res.counts.append(take)
+        n = int(take.sum())
+        res.placed += n
+        return n
+
+    # -- extras -------------------------------------------------------------------------
+
+    def grow(self, res: _Res, want: int) -> int:
+        """Add up to about ``want`` pods (at least one step when possible) by water-filling;
+        returns pods added (0: nothing more fits)."""
+        if isinstance(res, _PSRes):
+            k = min(want, res.node.size - res.placed)
+            return self.add_pods(res, k) if k > 0 else 0
+        g = res.node
+        full: set[int] = set()
+        added = 0
+        while added < want:
+            ratios: list[tuple[float, int]] = []
+            for i, ch in enumerate(g.children):
+                if i in full:
+                    continue
+                r = res.kids.get(i)
+                placed = r.placed if r is not None else 0
+                if (r is not None and placed >= ch.size) or ch.size == 0:
+                    full.add(i)
+                    continue
+                ratios.append((placed / ch.size, i))
+            if not ratios:
+                break
+            ratios.sort()
+            i = ratios[0][1]
+            ch = g.children[i]
+            r = res.kids.get(i)
+            placed = r.placed if r is not None else 0
+            nxt = ratios[1][0] if len(ratios) > 1 else 1.0
+            quota = max(1, min(want - added, math.floor(nxt * ch.size) - placed + 1))
+            n = self.grow_child(res, i, quota)
+            if n == 0:
+                full.add(i)
+                continue
+            res.placed += n
+            added += n
+        return added
+
+    def grow_child(self, res: _GRes, i: int, quota: int) -> int:
+        ch = res.node.children[i]
+        r = res.kids.get(i)
+        if r is not None:
+            return self.grow(r, quota)
+        # an extra child: its minimum, all-or-nothing, inside the parent's domain
+        scopes = [(res.lo, res.hi)] + ([res.outer] if res.outer is not None else [])
+        for lo, hi in scopes:
+            saved = self.backtrack
+            self.backtrack = 0  # extras take the first feasible choice, no backtracking
+            m = self.txn.mark()
+            got = next(self.alternatives(ch, lo, hi), None)
+            self.backtrack = saved
+            if got is not None:
+                res.kids[i] = got
+                extra = self.grow(got, quota - got.placed) if got.placed < quota else 0
+                return got.placed + extra
+            self.txn.rollback_to(m)
+        return 0
+
+    # -- explanations -------------------------------------------------------------------
+
+    def note_failure(
+        self, node: TreeNode, level: Level | None, best: int, where: str | None
+    ) -> None:
+        if isinstance(node, Group) and node.path in self.notes:
+            return  # the group's own search left a more precise note
+        inside = f" inside one {level_noun(level.key)}" if level is not None else ""
+        dems = self.demand(node)
+        if isinstance(node, PodSet):
+            need = f"{node.min_pods} pods x {describe_requests(node.requests)}"
+        else:
+            need = "; ".join(
+                f"{d.count} pods x {describe_requests(self.shape_requests(d.shape))}" for d in dems
+            ) or "its minimum"
+        if level is not None and where is not None:
+            got = f"the best {level_noun(level.key)} ({where}) holds {max(best, 0)}"
+        else:
+            got = f"room for {max(best, 0)}"
+        self.notes[node.path] = f"{node.name}: needs {need}{inside}; {got}"
+
+    def shape_requests(self, shape: Shape) -> dict[str, int]:
+        names = self.state.resources
+        return {names[r]: a for r, a in zip(shape.index, shape.amount, strict=True)}
+
+    def describe_group(self, g: Group, c: _Candidate, got: int) -> str:
+        noun = "child" if g.min_groups == 1 else "children"
+        sizes = sorted({ch.size for ch in g.children})
+        each = f" of {sizes[0]} pods" if len(sizes) == 1 else ""
+        return (
+            f"{g.name}: needs {g.min_groups} {noun}{each}{where_text(c)}; "
+            f"{'the best' if c.level else 'it'} could place {got}"
+        )
+
+    def reason(self, root: TreeNode) -> str:
+        parts: list[str] = []
+        path: str | None = root.path
+        seen: set[str] = set()
+        while path is not None and path not in seen:
+            seen.add(path)
+            note = self.notes.get(path)
+            if note:
+                parts.append(note)
+            path = self.blocker.get(path)
+        if not parts and self.notes:
+            parts.append(next(reversed(self.notes.values())))
+        return "; ".join(parts[-2:]) if parts else f"{root.name}: does not fit"
+
+
+def where_text(c: _Candidate) -> str:
+    if c.level is None:
+        return ""
+    return f" inside one {level_noun(c.level)} ({c.label})"
+
+
+def touched(r: _Res) -> int:
+    if isinstance(r, _PSRes):
+        return sum(len(n) for n in r.nodes)
+    return sum(touched(k) for k in r.kids.values())
+
+
+# -- results --------------------------------------------------------------------------
+
+
+def _outcomes(node: TreeNode, r: _Res | None, out: list[GroupOutcome]) -> None:
+    placed = r.placed if r is not None else 0
+    if isinstance(node, PodSet):
+        out.append(
+            GroupOutcome(
+                path=node.path, kind="PodSet", placed_pods=placed, min_pods=node.min_pods,
+                size=node.size, domain=r.label if r is not None else None,
+                satisfied=r is not None and placed >= node.min_pods,
+            )
+        )
+        return
+    kids = r.kids if isinstance(r, _GRes) else {}
+    sat = sum(
+        1 for i, ch in enumerate(node.children)
+        if i in kids and kids[i].placed >= (ch.min_pods if isinstance(ch, PodSet) else 0)
+    )
+    out.append(
+        GroupOutcome(
+            path=node.path, kind="Group", placed_pods=placed, min_pods=node.min_pods,
+            size=node.size, satisfied_children=sat, min_groups=node.min_groups,
+            children=len(node.children), domain=r.label if r is not None else None,
+            satisfied=r is not None,
+        )
+    )
+    for i, ch in enumerate(node.children):
+        _outcomes(ch, kids.get(i), out)
+
+
+def _assign(r: _Res, names: list[str], out: dict[str, str]) -> None:
+    if isinstance(r, _GRes):
+        for k in r.kids.values():
+            _assign(k, names, out)
+        return
+    pods = iter(r.node.pods)
+    for nodes, counts in zip(r.nodes, r.counts, strict=True):
+        for j, cnt in zip(nodes.tolist(), counts.tolist(), strict=True):
+            for _ in range(cnt):
+                out[next(pods)] = names[j]
+
+
+def _minimum_pods(node: TreeNode) -> int:
+    if isinstance(node, PodSet):
+        return node.min_pods
+    kids = sorted(_minimum_pods(c) for c in node.children)
+    return max(node.min_pods, sum(kids[: node.min_groups]))
+
+
+def place(
+    unit: TreeNode,
+    state: ClusterState,
+    options: Options | None = None,
+    *,
+    commit: bool = True,
+) -> Decision:
+    """Decide one scheduling unit. On admission the state holds the placement when
+    ``commit`` is true; otherwise (or on rejection) the state is left exactly as it was."""
+    opts = options or Options()
+    search = _Search(state, opts)
+    root: _Res | None = None
+    try:
+        root = next(search.alternatives(unit, 0, state.n_nodes), None) if state.n_nodes else None
+        min_pods = root.placed if root is not None else 0
+        if root is not None and opts.extras:
+            search.backtrack = 0
+            search.grow(root, unit.size)
+    except _UnknownLevel as e:
+        search.txn.discard()
+        return Decision(
+            unit=unit.path,
+            admitted=False,
+            reason=(
+                f"{e.path}: topology key {e.key!r} is not a level of the cluster topology "
+                f"({', '.join(state.topology.keys) or 'none'})"
+            ),
+        )
+    groups: list[GroupOutcome] = []
+    _outcomes(unit, root, groups)
+    if root is None:
+        search.txn.discard()
+        if state.n_nodes == 0:
+            reason = f"{unit.name}: the cluster has no nodes"
+        else:
+            reason = search.reason(unit)
+        return Decision(
+            unit=unit.path, admitted=False, groups=groups, reason=reason,
+            minimum_pods=_minimum_pods(unit), dry_runs=search.dry_runs,
+        )
+    names = [n.name for n in state.topology.nodes]
+    assignments: dict[str, str] = {}
+    _assign(root, names, assignments)
+    admitted = root.placed > 0 or _minimum_pods(unit) > 0 or unit.size == 0
+    if commit and admitted:
+        search.txn.commit()
+    else:
+        search.txn.discard()
+    reason = ""
+    if not admitted:
+        reason = search.reason(unit) if search.notes else f"{unit.name}: no pod fits"
+    return Decision(
+        unit=unit.path,
+        admitted=admitted,
+        assignments=assignments if admitted else {},
+        groups=groups,
+        reason=reason,
+        minimum_pods=min_pods,
+        extra_pods=root.placed - min_pods,
+        dry_runs=search.dry_runs,
+    )
+
+
+def place_all(
+    units: Sequence[TreeNode], state: ClusterState, options: Options | None = None
+) -> list[Decision]:
+    """Decide units in order, each seeing the ones admitted before it."""
+    return [place(u, state, options) for u in units]
