@@ -35,6 +35,7 @@ class Level:
     valid: np.ndarray  # bool [D]: False for the pseudo-domain of nodes lacking the label
     parent: np.ndarray  # int64 [D]: index of the enclosing domain one level wider (-1 at top)
     node_domain: np.ndarray  # int64 [N]: domain index of each node
+    unique: bool = True  # every valid label value names one domain only
 
     def __len__(self) -> int:
         return len(self.starts)
@@ -83,6 +84,7 @@ class Topology:
                     valid=np.ones(n, dtype=bool),
                     parent=np.asarray(parent, dtype=np.int64),
                     node_domain=np.arange(n, dtype=np.int64),
+                    unique=len({x.name for x in self.nodes}) == n,
                 )
                 self._node_level = lv
         return lv
@@ -95,11 +97,16 @@ class Topology:
         return i
 
     def domain_path(self, level: Level, d: int) -> str:
+        """A readable name for domain d: its label value, prefixed by the enclosing
+        domains' values when the value alone is not unique in its level."""
+        chain = [lv for lv in self.levels] + ([self._node_level] if self._node_level else [])
+        li = next(i for i, lv in enumerate(chain) if lv is level)
         parts: list[str] = []
-        li = self.levels.index(level)
         while li >= 0 and d >= 0:
-            lv = self.levels[li]
+            lv = chain[li]
             parts.append(lv.values[d] or "?")
+            if lv.unique and lv.values[d]:
+                break
             d = int(lv.parent[d])
             li -= 1
         return "/".join(reversed(parts))
@@ -167,6 +174,7 @@ def build_topology(nodes: Sequence[Node], levels: Sequence[str]) -> Topology:
                 valid=np.asarray(valid, dtype=bool),
                 parent=np.asarray(parent, dtype=np.int64),
                 node_domain=node_domain,
+                unique=len(set(values)) == len(values),
             )
         )
         prev_domain = node_domain

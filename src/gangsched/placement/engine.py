@@ -491,8 +491,14 @@ class _Search:
             return  # the group's own search left a more precise note
         inside = f" inside one {level_noun(level.key)}" if level is not None else ""
         dems = self.demand(node)
+        per = self.replica_demand(node)
+        unit = "pods"
         if isinstance(node, PodSet):
             need = f"{node.min_pods} pods x {describe_requests(node.requests)}"
+        elif per is not None:
+            reqs = describe_requests(self.shape_requests(per.shape))
+            need = f"{node.min_groups} replicas of {per.count} pods x {reqs}"
+            best, unit = (best // per.count if best >= 0 else best), "replicas"
         else:
             need = "; ".join(
                 f"{d.count} pods x {describe_requests(self.shape_requests(d.shape))}" for d in dems
@@ -500,8 +506,17 @@ class _Search:
         if level is not None and where is not None:
             got = f"the best {level_noun(level.key)} ({where}) holds {max(best, 0)}"
         else:
-            got = f"room for {max(best, 0)}"
+            got = f"room for {max(best, 0)} {unit}"
         self.notes[node.path] = f"{node.name}: needs {need}{inside}; {got}"
+
+    def replica_demand(self, node: TreeNode) -> _Demand | None:
+        """For a group of identical single-shape children (replicas): one child's demand."""
+        if not isinstance(node, Group) or len(node.children) < 2 or node.min_groups == 0:
+            return None
+        first = self.demand(node.children[0])
+        if len(first) != 1 or any(self.demand(c) != first for c in node.children[1:]):
+            return None
+        return first[0]
 
     def shape_requests(self, shape: Shape) -> dict[str, int]:
         names = self.state.resources
@@ -517,18 +532,31 @@ class _Search:
         )
 
     def reason(self, root: TreeNode) -> str:
-        parts: list[str] = []
-        path: str | None = root.path
-        seen: set[str] = set()
-        while path is not None and path not in seen:
-            seen.add(path)
-            note = self.notes.get(path)
-            if note:
-                parts.append(note)
-            path = self.blocker.get(path)
-        if not parts and self.notes:
-            parts.append(next(reversed(self.notes.values())))
-        return "; ".join(parts[-2:]) if parts else f"{root.name}: does not fit"
+        """Why the unit was rejected: descend to the deepest group that cannot be placed
+        even on its own (a cheap dry run, no backtracking), and report its note; if every
+        child fits alone, the failing combination's own note."""
+        self.backtrack = 0
+        node = root
+        while isinstance(node, Group):
+            culprit = None
+            for child in sorted(node.children, key=lambda c: -self.weight(c)):
+                m = self.txn.mark()
+                fits = next(self.alternatives(child, 0, self.state.n_nodes), None) is not None
+                self.txn.rollback_to(m)
+                if not fits:
+                    culprit = child
+                    break
+            if culprit is None:
+                break
+            node = culprit
+        note = self.notes.get(node.path)
+        if note is None and node is root and self.notes:
+            # follow the blocking child recorded by the root's own search
+            path: str | None = root.path
+            while path is not None and path in self.blocker:
+                path = self.blocker[path]
+            note = self.notes.get(path or "") or self.notes.get(root.path)
+        return note or f"{root.name}: does not fit"
 
 
 def where_text(c: _Candidate) -> str:
@@ -624,11 +652,11 @@ def place(
     groups: list[GroupOutcome] = []
     _outcomes(unit, root, groups)
     if root is None:
-        search.txn.discard()
         if state.n_nodes == 0:
             reason = f"{unit.name}: the cluster has no nodes"
         else:
             reason = search.reason(unit)
+        search.txn.discard()
         return Decision(
             unit=unit.path, admitted=False, groups=groups, reason=reason,
             minimum_pods=_minimum_pods(unit), dry_runs=search.dry_runs,
@@ -637,13 +665,13 @@ def place(
     assignments: dict[str, str] = {}
     _assign(root, names, assignments)
     admitted = root.placed > 0 or _minimum_pods(unit) > 0 or unit.size == 0
+    reason = ""
+    if not admitted:
+        reason = search.reason(unit) if search.notes else f"{unit.name}: no pod fits"
     if commit and admitted:
         search.txn.commit()
     else:
         search.txn.discard()
-    reason = ""
-    if not admitted:
-        reason = search.reason(unit) if search.notes else f"{unit.name}: no pod fits"
     return Decision(
         unit=unit.path,
         admitted=admitted,

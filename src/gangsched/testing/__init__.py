@@ -1,0 +1,1 @@
+"""Helpers for tests and benchmarks: builders for nodes, clusters and gang trees."""

@@ -1,0 +1,338 @@
+"""The engine's guarantees (DESIGN.md section 2), one scenario each."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gangsched.api.types import (
+    NodeRequirements,
+    NodeSelectorTerm,
+    Pod,
+    Requirement,
+    Taint,
+    Toleration,
+)
+from gangsched.cluster.state import ClusterState
+from gangsched.gang import Group
+from gangsched.placement import Decision, Options, place
+from gangsched.testing.builders import (
+    BLOCK,
+    GPU,
+    HOST,
+    RACK,
+    ZONE,
+    cluster,
+    cons,
+    group,
+    node,
+    podset,
+    replicas,
+    take,
+)
+
+
+def labels_of(state: ClusterState, d: Decision, key: str) -> set[str]:
+    by_name = {n.name: n for n in state.topology.nodes}
+    return {by_name[n].labels.get(key, "?") for n in d.assignments.values()}
+
+
+def pods_of(d: Decision, prefix: str) -> dict[str, str]:
+    return {p: n for p, n in d.assignments.items() if p.startswith(f"default/{prefix}")}
+
+
+def flat(nodes_count: int, gpu: int = 8) -> ClusterState:
+    """One rack of identical nodes."""
+    return cluster((("zone", 1), ("block", 1), ("rack", 1), ("host", nodes_count)),
+                   alloc={"cpu": 64_000, GPU: gpu, "pods": 110})
+
+
+def disagg(p: int, pmin: int, d: int, dmin: int, *, p_pods: int = 1, d_pods: int = 1,
+           gpu: int = 8) -> Group:
+    return group("app", [
+        replicas("app/prefill", p, pods=p_pods, gpu=gpu, min_replicas=pmin),
+        replicas("app/decode", d, pods=d_pods, gpu=gpu, min_replicas=dmin),
+    ])
+
+
+# -- all-or-nothing ---------------------------------------------------------------------
+
+
+def test_gang_that_does_not_fit_places_nothing_and_leaves_state_unchanged() -> None:
+    state = flat(4)
+    before = state.free.copy()
+    unit = group("train", [podset("train/workers", 5, gpu=8)])
+    d = place(unit, state)
+    assert not d.admitted
+    assert d.assignments == {}
+    assert np.array_equal(state.free, before)
+    assert "workers" in d.reason and "5 pods x 8 nvidia.com/gpu" in d.reason
+
+
+def test_admitted_gang_consumes_exactly_its_pods() -> None:
+    state = flat(4)
+    d = place(group("train", [podset("train/workers", 3, gpu=8)]), state)
+    assert d.admitted and d.placed == 3
+    assert int(state.free[state.rindex[GPU]].sum()) == 8
+
+
+def test_commit_false_is_a_dry_run() -> None:
+    state = flat(4)
+    before = state.free.copy()
+    d = place(group("train", [podset("train/workers", 3, gpu=8)]), state, commit=False)
+    assert d.admitted and d.placed == 3
+    assert np.array_equal(state.free, before)
+
+
+def test_every_gang_minimum_in_the_tree_must_hold() -> None:
+    # prefill fits alone, decode's minimum of 2 replicas does not: nothing is placed
+    state = flat(3)
+    unit = disagg(2, 1, 2, 2, d_pods=1)
+    unit.children[1] = replicas("app/decode", 3, pods=1, gpu=8, min_replicas=3)
+    d = place(unit, state)
+    assert not d.admitted and d.assignments == {}
+
+
+# -- minimum first, fair extras ---------------------------------------------------------
+
+
+def test_minimum_first_admits_where_extras_first_would_not() -> None:
+    # min 1 prefill + 1 decode, desired 4 + 2; a prefill replica is 1 node, a decode
+    # replica 2 nodes; room for the minimum (3 nodes) plus two more prefill replicas.
+    state = flat(5)
+    d = place(disagg(4, 1, 2, 1, p_pods=1, d_pods=2), state)
+    assert d.admitted
+    prefill = pods_of(d, "app-prefill")
+    decode = pods_of(d, "app-decode")
+    assert len(decode) == 2  # one complete decode replica
+    assert len(prefill) == 3  # the minimum plus the two extras that fit
+    assert d.minimum_pods == 3 and d.extra_pods == 2
+
+
+def test_extras_are_spread_fairly_across_roles() -> None:
+    # 4P + 2D wanted (1 + 1 minimum), room for exactly 3 more replicas
+    state = flat(5)
+    d = place(disagg(4, 1, 2, 1), state)
+    assert d.admitted and d.placed == 5
+    assert len(pods_of(d, "app-prefill")) == 3
+    assert len(pods_of(d, "app-decode")) == 2
+
+
+def test_each_extra_replica_is_all_or_nothing() -> None:
+    # replicas of 2 pods; 5 nodes hold the 2-replica minimum (4 pods) and one lone pod:
+    # the lone node must stay empty rather than hold half a replica
+    state = flat(5)
+    d = place(disagg(3, 1, 3, 1, p_pods=2, d_pods=2), state)
+    assert d.admitted and d.placed == 4
+    assert int(state.free[state.rindex[GPU]].sum()) == 8
+
+
+def test_basic_pod_set_places_what_fits() -> None:
+    state = flat(2)
+    d = place(podset("web", 5, gpu=4, min_pods=0), state)
+    assert d.admitted and d.placed == 4
+
+
+# -- topology ---------------------------------------------------------------------------
+
+
+def test_required_rack_puts_the_whole_gang_in_one_rack() -> None:
+    state = cluster()
+    take(state, "n-z0-b0-r0-h0", gpu=8)
+    unit = group("g", [podset("g/w", 4, gpu=8)], topology=cons("rack"))
+    d = place(unit, state)
+    assert d.admitted
+    assert len(labels_of(state, d, RACK)) == 1
+    # tight fit: the 4 free nodes of a full rack beat a partially used one
+    assert labels_of(state, d, RACK) != {"z0-b0-r0"}
+
+
+def test_required_rack_rejects_when_no_single_rack_has_room() -> None:
+    state = cluster()  # racks of 4 nodes
+    d = place(group("g", [podset("g/w", 5, gpu=8)], topology=cons("rack")), state)
+    assert not d.admitted
+    assert "inside one rack" in d.reason and "holds 4" in d.reason
+
+
+def test_nested_constraints_zone_block_rack_host() -> None:
+    state = cluster((("zone", 2), ("block", 2), ("rack", 2), ("host", 4)))
+    shard = lambda p: podset(p, 2, gpu=4, topology=cons("host"))  # noqa: E731
+    replica = lambda p: group(p, [shard(f"{p}/s0"), shard(f"{p}/s1")],  # noqa: E731
+                              topology=cons("rack"))
+    role = lambda p, n: group(p, [replica(f"{p}/r{i}") for i in range(n)],  # noqa: E731
+                              topology=cons("block"))
+    unit = group("w", [role("w/prefill", 2), role("w/decode", 2)], topology=cons("zone"))
+    d = place(unit, state)
+    assert d.admitted and d.placed == 16
+    assert len(labels_of(state, d, ZONE)) == 1
+    for r in ("prefill", "decode"):
+        role_pods = {p: n for p, n in d.assignments.items() if f"/w-{r}-" in p}
+        blocks = {n.rsplit("-", 2)[0] for n in role_pods.values()}
+        assert len(blocks) == 1
+        for i in range(2):
+            rep = {p: n for p, n in role_pods.items() if f"-{r}-r{i}-" in p}
+            assert len({n.rsplit("-", 1)[0] for n in rep.values()}) == 1  # one rack
+            for s in ("s0", "s1"):
+                shard_nodes = {n for p, n in rep.items() if f"-r{i}-{s}-" in p}
+                assert len(shard_nodes) == 1  # one host
+
+
+def test_preferred_constraint_falls_back_to_a_wider_domain() -> None:
+    state = cluster()  # racks of 4 nodes
+    unit = group("g", [podset("g/w", 6, gpu=8)], topology=cons("rack~"))
+    d = place(unit, state)
+    assert d.admitted and d.placed == 6
+    assert len(labels_of(state, d, BLOCK)) == 1  # fell back to one block, not the cluster
+
+
+def test_preferred_constraint_keeps_the_narrow_domain_when_it_fits() -> None:
+    state = cluster()
+    d = place(group("g", [podset("g/w", 3, gpu=8)], topology=cons("rack~")), state)
+    assert d.admitted and len(labels_of(state, d, RACK)) == 1
+
+
+def test_heterogeneous_replica_cpu_leader_and_gpu_workers() -> None:
+    cpu_nodes = [node(f"cpu-{i}", {RACK: "r0", ZONE: "z"}, gpu=0) for i in range(2)]
+    gpu_nodes = [node(f"gpu-{i}", {RACK: "r0", ZONE: "z"}, gpu=8, cpu=8_000) for i in range(2)]
+    other = [node(f"gpu-x{i}", {RACK: "r1", ZONE: "z"}, gpu=8) for i in range(4)]
+    state = ClusterState.from_nodes(cpu_nodes + gpu_nodes + other, [ZONE, RACK])
+    leader = podset("lws/leader", 1, cpu=32_000)  # does not fit on a GPU node of r0
+    workers = podset("lws/workers", 2, gpu=8, cpu=4_000)
+    d = place(group("lws", [leader, workers], topology=cons("rack")), state)
+    assert d.admitted
+    assert d.assignments["default/lws-leader-0"].startswith("cpu-")
+    assert all(d.assignments[f"default/lws-workers-{i}"].startswith("gpu-") for i in range(2))
+    assert labels_of(state, d, RACK) == {"r0"}
+
+
+def test_unknown_required_topology_key_is_a_clear_rejection() -> None:
+    state = flat(2)
+    unit = group("g", [podset("g/w", 1)], topology=cons("example.com/pod"))
+    d = place(unit, state)
+    assert not d.admitted and "not a level" in d.reason
+
+
+# -- search -----------------------------------------------------------------------------
+
+
+def backtracking_instance() -> tuple[ClusterState, Group]:
+    # A (4 GPUs, any rack) is placed first (bigger). Tight fit sends it to rack r0, whose
+    # 4 free GPUs are the only ones B (2 GPUs, needs the "fast" label of r0) can use.
+    r0 = [node("r0-a", {RACK: "r0", ZONE: "z", "fast": "yes"}, gpu=4)]
+    r1 = [node("r1-a", {RACK: "r1", ZONE: "z"}, gpu=8)]
+    state = ClusterState.from_nodes(r0 + r1, [ZONE, RACK])
+    fast = NodeRequirements(node_selector=(("fast", "yes"),))
+    a = group("job/a", [podset("job/a/p", 1, gpu=4)], topology=cons("rack"))
+    b = group("job/b", [podset("job/b/p", 1, gpu=2, requirements=fast)], topology=cons("rack"))
+    return state, group("job", [a, b])
+
+
+def test_backtracking_finds_what_first_fit_misses() -> None:
+    state, unit = backtracking_instance()
+    greedy = place(unit, state, Options(backtrack_budget=0, score_top=1), commit=False)
+    assert not greedy.admitted  # first fit in sibling order fails
+    d = place(unit, state)
+    assert d.admitted
+    assert d.assignments == {"default/job-a-p-0": "r1-a", "default/job-b-p-0": "r0-a"}
+
+
+def test_backtracking_budget_is_bounded() -> None:
+    state = flat(8)
+    # 9 identical replicas, 8 nodes: infeasible; the search must stop quickly
+    unit = replicas("big", 9, pods=1, gpu=8)
+    d = place(unit, state, Options(backtrack_budget=16))
+    assert not d.admitted and d.dry_runs < 200
+
+
+def test_min_groups_skips_a_child_that_cannot_fit() -> None:
+    state = flat(2)
+    unit = group("g", [podset("g/huge", 3, gpu=8), podset("g/small", 2, gpu=8)], min_groups=1)
+    d = place(unit, state)
+    assert d.admitted and set(pods_of(d, "g-small")) == {"default/g-small-0", "default/g-small-1"}
+
+
+# -- filters ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("node_kwargs", "requirements", "fits"),
+    [
+        pytest.param({}, NodeRequirements(), True, id="plain"),
+        pytest.param({"ready": False}, NodeRequirements(), False, id="not-ready"),
+        pytest.param({"unschedulable": True}, NodeRequirements(), False, id="cordoned"),
+        pytest.param({"taints": [Taint("gpu", "x", "NoSchedule")]}, NodeRequirements(), False,
+                     id="taint-no-schedule"),
+        pytest.param({"taints": [Taint("gpu", "x", "NoExecute")]}, NodeRequirements(), False,
+                     id="taint-no-execute"),
+        pytest.param({"taints": [Taint("gpu", "x", "PreferNoSchedule")]}, NodeRequirements(),
+                     True, id="taint-prefer-no-schedule"),
+        pytest.param({"taints": [Taint("gpu", "x", "NoSchedule")]},
+                     NodeRequirements(tolerations=(Toleration("gpu", "Equal", "x"),)), True,
+                     id="tolerated"),
+        pytest.param({}, NodeRequirements(node_selector=(("pool", "a"),)), True, id="selector"),
+        pytest.param({}, NodeRequirements(node_selector=(("pool", "b"),)), False,
+                     id="selector-miss"),
+        pytest.param({}, NodeRequirements(affinity=(NodeSelectorTerm(
+            (Requirement("pool", "NotIn", ("a",)),)),)), False, id="affinity-notin"),
+        pytest.param({}, NodeRequirements(affinity=(NodeSelectorTerm(
+            (Requirement("gen", "Gt", ("3",)),)),)), True, id="affinity-gt"),
+    ],
+)
+def test_node_filters(node_kwargs: dict[str, object], requirements: NodeRequirements,
+                      fits: bool) -> None:
+    n = node("only", {"pool": "a", "gen": "5"}, **node_kwargs)  # type: ignore[arg-type]
+    state = ClusterState.from_nodes([n], [])
+    d = place(podset("p", 1, gpu=1, requirements=requirements), state)
+    assert d.admitted is fits
+
+
+def test_already_bound_pods_consume_capacity() -> None:
+    nodes = [node("a"), node("b")]
+    bound = Pod("old", requests={GPU: 8, "pods": 1}, node_name="a")
+    state = ClusterState.from_nodes(nodes, [], pods=[bound])
+    d = place(podset("p", 1, gpu=8), state)
+    assert d.assignments == {"default/p-0": "b"}
+    assert not place(podset("q", 1, gpu=8), state).admitted
+
+
+def test_max_pods_per_node_spreads_a_set() -> None:
+    state = flat(4)
+    d = place(podset("p", 4, gpu=1, max_per_node=2), state)
+    assert d.admitted
+    assert max(list(d.assignments.values()).count(n) for n in d.assignments.values()) == 2
+
+
+# -- determinism and explanations -------------------------------------------------------
+
+
+def test_same_input_same_output() -> None:
+    unit = lambda: group("w", [replicas("w/p", 3, pods=2, gpu=4, replica_topology=cons("rack")),  # noqa: E731
+                               replicas("w/d", 2, pods=2, gpu=8)], topology=cons("zone"))
+    a = place(unit(), cluster())
+    b = place(unit(), cluster())
+    assert a.assignments == b.assignments and a.admitted
+
+
+def test_reason_names_the_group_what_it_needed_and_the_best_found() -> None:
+    # every rack has room for one 2-pod decode replica; decode needs 2 of them in one rack
+    state = cluster((("zone", 1), ("block", 2), ("rack", 2), ("host", 2)))
+    unit = group("app", [
+        replicas("app/prefill", 1, pods=1, gpu=8, topology=cons("rack")),
+        replicas("app/decode", 2, pods=2, gpu=8, topology=cons("rack")),
+    ])
+    d = place(unit, state)
+    assert not d.admitted
+    assert "decode: needs 2 replicas of 2 pods x 8 nvidia.com/gpu" in d.reason
+    assert "inside one rack" in d.reason and "holds 1" in d.reason
+
+
+def test_empty_cluster_rejects_with_reason() -> None:
+    state = ClusterState.from_nodes([], [])
+    d = place(podset("p", 1), state)
+    assert not d.admitted and "no nodes" in d.reason
+
+
+def test_hostname_constraint_without_a_host_level() -> None:
+    state = cluster((("zone", 1), ("rack", 1), ("host", 3)))
+    d = place(podset("p", 2, gpu=4, topology=cons("host")), state)
+    assert d.admitted and len(labels_of(state, d, HOST)) == 1
