@@ -9,16 +9,17 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from gangsched.api.errors import InputError
 from gangsched.api.types import Node, NodeRequirements, Pod
-from gangsched.cluster.topology import Topology, build_topology, infer_levels
+from gangsched.cluster.topology import Level, Topology, build_topology, infer_levels
 
 BIG = np.int64(1 << 40)  # fit count standing for "unlimited" (a shape requesting nothing)
 _FIT_CACHE = 256
+_JOURNAL = 512  # changes an entry may lag behind before it is recomputed whole
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,11 @@ class ClusterState:
         self.bound: dict[str, tuple[int, Shape]] = {}  # pod key -> (node index, shape)
         self.generation = 0
         self._masks: dict[NodeRequirements, np.ndarray] = {}
-        self._fits: OrderedDict[Shape, np.ndarray] = OrderedDict()
+        self._cache: OrderedDict[tuple[object, ...], _Entry] = OrderedDict()
+        self._totals: np.ndarray | None = None
+        self._inv: list[float] | None = None
+        self._journal: list[np.ndarray] = []  # nodes touched by generation base+1, base+2...
+        self._journal_base = 0
 
     # -- construction -------------------------------------------------------------------
 
@@ -142,42 +147,113 @@ class ClusterState:
         return m
 
     def fit(self, shape: Shape) -> np.ndarray:
-        """How many pods of this shape each node can still take (resources only)."""
-        f = self._fits.get(shape)
-        if f is not None:
-            self._fits.move_to_end(shape)
-            return f
-        f = self._compute_fit(shape, slice(None))
-        self._fits[shape] = f
-        if len(self._fits) > _FIT_CACHE:
-            self._fits.popitem(last=False)
-        return f
+        """How many pods of this shape each node can still take (resources only).
 
-    def _compute_fit(self, shape: Shape, where: slice | np.ndarray) -> np.ndarray:
+        The returned array is the live cache entry: read it, never write it."""
+        return self._entry(shape, None, None).fit
+
+    def capacity(
+        self, shape: Shape, req: NodeRequirements, cap: int | None = None
+    ) -> np.ndarray:
+        """Pods of this shape each node can take, zero where the requirements filter the
+        node out, at most ``cap`` per node. Live cache entry: read only."""
+        return self._entry(shape, req, cap).fit
+
+    def domain_sums(
+        self, shape: Shape, req: NodeRequirements, cap: int | None, level: Level
+    ) -> np.ndarray:
+        """``capacity`` summed per domain of ``level`` (kept up to date incrementally)."""
+        e = self._entry(shape, req, cap)
+        sums = e.sums.get(id(level))
+        if sums is None:
+            sums = np.add.reduceat(e.fit, level.starts) if len(level.starts) else e.fit[:0]
+            e.sums[id(level)] = sums
+            e.levels[id(level)] = level
+        return sums
+
+    @property
+    def totals(self) -> np.ndarray:
+        """Allocatable summed over the cluster, per resource."""
+        if self._totals is None:
+            self._totals = self.alloc.sum(axis=1)
+        return self._totals
+
+    @property
+    def inverse_totals(self) -> list[float]:
+        """1 / total allocatable per resource (0 where the cluster has none)."""
+        if self._inv is None:
+            self._inv = [1.0 / t if t > 0 else 0.0 for t in self.totals.tolist()]
+        return self._inv
+
+    def _entry(self, shape: Shape, req: NodeRequirements | None, cap: int | None) -> _Entry:
+        key = (shape, req, cap)
+        e = self._cache.get(key)
+        if e is not None:
+            self._cache.move_to_end(key)
+            if e.generation != self.generation:
+                self._sync(e)
+            return e
+        mask = None if req is None else self.mask(req)
+        e = _Entry(shape, mask, cap, self._compute(shape, mask, cap, slice(None)), self.generation)
+        self._cache[key] = e
+        if len(self._cache) > _FIT_CACHE:
+            self._cache.popitem(last=False)
+        return e
+
+    def _sync(self, e: _Entry) -> None:
+        """Bring a cache entry up to date: patch the nodes touched since it was last
+        synced (from the journal), or recompute it when the journal no longer reaches."""
+        since = e.generation - self._journal_base
+        complete = self._journal_base + len(self._journal) == self.generation
+        if since < 0 or not complete or len(self._journal) - since > _JOURNAL:
+            e.fit = self._compute(e.shape, e.mask, e.cap, slice(None))
+            e.sums.clear()
+            e.levels.clear()
+        else:
+            touched = self._journal[since:]
+            nodes = touched[0] if len(touched) == 1 else np.unique(np.concatenate(touched))
+            new = self._compute(e.shape, e.mask, e.cap, nodes)
+            delta = new - e.fit[nodes]
+            e.fit[nodes] = new
+            if e.sums and delta.any():
+                for lid, sums in e.sums.items():
+                    np.add.at(sums, e.levels[lid].node_domain[nodes], delta)
+        e.generation = self.generation
+
+    def _compute(
+        self, shape: Shape, mask: np.ndarray | None, cap: int | None, where: slice | np.ndarray
+    ) -> np.ndarray:
+        n = self.n_nodes if isinstance(where, slice) else len(where)
         if shape.impossible:
-            n = self.n_nodes if isinstance(where, slice) else len(where)
             return np.zeros(n, dtype=np.int64)
         if not shape.index:
-            n = self.n_nodes if isinstance(where, slice) else len(where)
-            return np.full(n, BIG, dtype=np.int64)
-        out: np.ndarray | None = None
-        for r, a in zip(shape.index, shape.amount, strict=True):
-            q = self.free[r, where] // a
-            out = q if out is None else np.minimum(out, q, out=out)
-        assert out is not None
-        np.maximum(out, 0, out=out)
+            out = np.full(n, BIG, dtype=np.int64)
+        else:
+            out = None
+            for r, a in zip(shape.index, shape.amount, strict=True):
+                q = self.free[r, where] // a
+                out = q if out is None else np.minimum(out, q, out=out)
+            assert out is not None
+            np.maximum(out, 0, out=out)
+        if cap is not None:
+            np.minimum(out, cap, out=out)
+        if mask is not None:
+            out[~mask[where]] = 0
         return out
 
     # -- mutation -----------------------------------------------------------------------
 
     def _apply(self, nodes: np.ndarray, counts: np.ndarray, shape: Shape, sign: int) -> None:
+        """Add ``sign * counts[i]`` pods of ``shape`` worth of free capacity on nodes[i]
+        (``nodes`` distinct); cached capacities catch up lazily from the journal."""
         for r, a in zip(shape.index, shape.amount, strict=True):
-            np.add.at(self.free[r], nodes, sign * a * counts)
+            self.free[r, nodes] += sign * a * counts
         self.generation += 1
-        if self._fits:
-            uniq = np.unique(nodes)
-            for s, f in self._fits.items():
-                f[uniq] = self._compute_fit(s, uniq)
+        self._journal.append(nodes)
+        if len(self._journal) > 2 * _JOURNAL:
+            drop = len(self._journal) - _JOURNAL
+            del self._journal[:drop]
+            self._journal_base += drop
 
     def begin(self) -> Transaction:
         return Transaction(self)
@@ -188,8 +264,23 @@ class ClusterState:
         other.__dict__.update(self.__dict__)
         other.free = self.free.copy()
         other.bound = dict(self.bound)
-        other._fits = OrderedDict()
+        other._cache = OrderedDict()
+        other._journal = []
+        other._journal_base = other.generation
         return other
+
+
+@dataclass
+class _Entry:
+    """Cached capacity of one (shape, requirements, cap) and its per-level domain sums."""
+
+    shape: Shape
+    mask: np.ndarray | None
+    cap: int | None
+    fit: np.ndarray
+    generation: int
+    sums: dict[int, np.ndarray] = field(default_factory=dict)
+    levels: dict[int, Level] = field(default_factory=dict)
 
 
 @dataclass
@@ -211,7 +302,7 @@ class Transaction:
     def place(
         self, nodes: np.ndarray, counts: np.ndarray, shape: Shape, tag: object = None
     ) -> None:
-        """Take ``counts[i]`` pods of ``shape`` on ``nodes[i]``; may not overcommit."""
+        """Take ``counts[i]`` pods of ``shape`` on distinct ``nodes[i]``."""
         if self.closed:
             raise RuntimeError("transaction already closed")
         self.state._apply(nodes, counts, shape, sign=-1)

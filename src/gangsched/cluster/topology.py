@@ -51,6 +51,7 @@ class Topology:
     index: dict[str, int] = field(default_factory=dict)  # node name -> position
     missing: dict[str, list[str]] = field(default_factory=dict)  # level key -> node names
     _node_level: Level | None = field(default=None, repr=False)
+    _names: list[str] | None = field(default=None, repr=False)
 
     @property
     def keys(self) -> list[str]:
@@ -67,6 +68,13 @@ class Topology:
             if lv.key == key:
                 return i
         return None
+
+    @property
+    def names(self) -> list[str]:
+        """Node names in topology order (cached)."""
+        if self._names is None:
+            self._names = [x.name for x in self.nodes]
+        return self._names
 
     def level_for(self, key: str) -> Level | None:
         """The level for a label key; ``kubernetes.io/hostname`` always resolves (one node each)."""

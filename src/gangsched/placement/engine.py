@@ -26,7 +26,7 @@ import numpy as np
 
 from gangsched.api.types import NodeRequirements
 from gangsched.cluster.state import BIG, ClusterState, Shape, Transaction
-from gangsched.cluster.topology import HOSTNAME, Level
+from gangsched.cluster.topology import HOSTNAME, Level, Topology
 from gangsched.gang import Group, PodSet, preferred_key, required_key
 from gangsched.gang import Node as TreeNode
 from gangsched.placement.decision import Decision, GroupOutcome
@@ -42,13 +42,45 @@ class Options:
     extras: bool = True
 
 
+@dataclass(frozen=True)
+class _Candidate:
+    lo: int
+    hi: int
+    level: Level | None = None  # None: the parent's scope as it is
+    d: int = -1  # domain index in level
+    topo: Topology | None = None
+
+    @property
+    def label(self) -> str | None:
+        if self.level is None or self.topo is None:
+            return None
+        return self.topo.domain_path(self.level, self.d)
+
+
+@dataclass
+class _Candidates:
+    """Domains that passed the capacity bound, best first; candidates are built lazily."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    d: np.ndarray
+    level: Level | None
+    topo: Topology
+
+    def __len__(self) -> int:
+        return len(self.d)
+
+    def __getitem__(self, i: int) -> _Candidate:
+        return _Candidate(int(self.lo[i]), int(self.hi[i]), self.level, int(self.d[i]), self.topo)
+
+
 @dataclass
 class _PSRes:
     node: PodSet
     lo: int
     hi: int
     outer: tuple[int, int] | None  # wider scope allowed for extras (preferred constraints)
-    label: str | None = None
+    cand: _Candidate | None = None
     nodes: list[np.ndarray] = field(default_factory=list)
     counts: list[np.ndarray] = field(default_factory=list)
     placed: int = 0
@@ -60,12 +92,15 @@ class _GRes:
     lo: int
     hi: int
     outer: tuple[int, int] | None
-    label: str | None = None
+    cand: _Candidate | None = None
     kids: dict[int, _PSRes | _GRes] = field(default_factory=dict)
     placed: int = 0
 
 
 _Res = _PSRes | _GRes
+
+
+_DEFAULT = Options()
 
 
 @dataclass(frozen=True)
@@ -76,14 +111,6 @@ class _Demand:
     req: NodeRequirements
     cap: int | None
     count: int
-
-
-@dataclass(frozen=True)
-class _Candidate:
-    lo: int
-    hi: int
-    label: str | None
-    level: str | None
 
 
 class _UnknownLevel(Exception):
@@ -107,8 +134,10 @@ class _Search:
         self._shapes: dict[int, Shape] = {}
         self._demand: dict[int, list[_Demand]] = {}
         self._weights: dict[int, float] = {}
-        total = state.alloc.sum(axis=1).astype(np.float64)
-        self._inv_total = np.divide(1.0, total, out=np.zeros_like(total), where=total > 0)
+        self._sizes: dict[int, int] = {}
+        self._simple: dict[int, bool] = {}
+        self.ranking = False
+        self._inv_total = state.inverse_totals
 
     # -- static facts about the tree ----------------------------------------------------
 
@@ -141,10 +170,9 @@ class _Search:
         return out
 
     def _shape_weight(self, shape: Shape) -> float:
-        return max(
-            (a * float(self._inv_total[r]) for r, a in zip(shape.index, shape.amount, strict=True)),
-            default=0.0,
-        )
+        inv = self._inv_total
+        return max((a * inv[r] for r, a in zip(shape.index, shape.amount, strict=True)),
+                   default=0.0)
 
     def weight(self, node: TreeNode) -> float:
         """Dominant-resource size of the node's minimum: bigger children are placed first."""
@@ -157,12 +185,26 @@ class _Search:
     # -- capacity arrays ----------------------------------------------------------------
 
     def capacity(self, dem: _Demand, lo: int, hi: int) -> np.ndarray:
-        """How many pods of dem's shape each node in [lo, hi) can take now."""
-        f = self.state.fit(dem.shape)[lo:hi]
-        f = np.where(self.state.mask(dem.req)[lo:hi], f, 0)
-        if dem.cap is not None:
-            np.minimum(f, dem.cap, out=f)
-        return f
+        """How many pods of dem's shape each node in [lo, hi) can take now (read only)."""
+        return self.state.capacity(dem.shape, dem.req, dem.cap)[lo:hi]
+
+    def size(self, node: TreeNode) -> int:
+        n = self._sizes.get(id(node))
+        if n is None:
+            n = self._sizes[id(node)] = node.size
+        return n
+
+    def simple(self, node: TreeNode) -> bool:
+        """True when the capacity bound already orders candidates as a dry run would:
+        one shape, and no topology constraint below the node."""
+        v = self._simple.get(id(node))
+        if v is None:
+            v = len(self.demand(node)) <= 1 and (
+                isinstance(node, PodSet)
+                or all(not c.topology and self.simple(c) for c in node.children)
+            )
+            self._simple[id(node)] = v
+        return v
 
     # -- candidate domains --------------------------------------------------------------
 
@@ -212,12 +254,15 @@ class _Search:
 
     def candidates(
         self, node: TreeNode, level: Level | None, lo: int, hi: int
-    ) -> tuple[list[_Candidate], int, str | None]:
+    ) -> tuple[_Candidates, int, str | None]:
         """Domains of ``level`` inside [lo, hi) that pass the capacity bound, best first.
 
+        The bound: for every shape of the node's minimum, the domain's summed fit count
+        covers the pods needed. Order: room for the wanted extras, then tightest slack.
         Also returns the largest main-shape capacity seen and where, for explanations.
         """
         dems = self.demand(node)
+        none = np.zeros(0, dtype=np.int64)
         if level is None:
             ok = True
             best = -1
@@ -226,42 +271,42 @@ class _Search:
                 if i == 0:
                     best = have
                 ok = ok and have >= dem.count
-            return ([_Candidate(lo, hi, None, None)] if ok else []), best, None
+            one = np.array([lo]), np.array([hi]), np.array([-1])
+            return _Candidates(*(one if ok else (none, none, none)), None, self.topo), best, None
         d0 = int(level.node_domain[lo])
         d1 = int(level.node_domain[hi - 1]) + 1
-        starts = np.maximum(level.starts[d0:d1], lo)
-        ends = np.minimum(level.ends[d0:d1], hi)
-        ok_mask = level.valid[d0:d1].copy()
+        starts = level.starts[d0:d1]
+        ends = level.ends[d0:d1]
+        whole = int(starts[0]) >= lo and int(ends[-1]) <= hi
+        if not whole:  # the scope cuts through domains: clip them to it
+            starts, ends = np.maximum(starts, lo), np.minimum(ends, hi)
+        valid = level.valid[d0:d1]
+        ok_mask = valid.copy()
         main_sum: np.ndarray | None = None
         for i, dem in enumerate(dems):
-            sums = np.add.reduceat(self.capacity(dem, lo, hi), starts - lo)
+            if whole:
+                sums = self.state.domain_sums(dem.shape, dem.req, dem.cap, level)[d0:d1]
+            else:
+                sums = np.add.reduceat(self.capacity(dem, lo, hi), starts - lo)
             if i == 0:
                 main_sum = sums
             ok_mask &= sums >= dem.count
         ids = np.flatnonzero(ok_mask)
         best, where = -1, None
         if main_sum is not None and len(main_sum):
-            masked = np.where(level.valid[d0:d1], main_sum, -1)
+            masked = np.where(valid, main_sum, -1)
             j = int(np.argmax(masked))
             best, where = int(min(masked[j], BIG)), self.topo.domain_path(level, d0 + j)
-        if len(ids) == 0:
-            return [], best, where
-        if main_sum is not None:
-            want = self.want(node, dems[0])
-            slack = main_sum[ids] - dems[0].count
-            room = np.minimum(slack, want)
-            order = np.lexsort((ids, slack, -room))
-            ids = ids[order]
-        out = [
-            _Candidate(int(starts[i]), int(ends[i]), self.topo.domain_path(level, d0 + int(i)),
-                       level.key)
-            for i in ids
-        ]
-        return out, best, where
+        if len(ids) > 1 and main_sum is not None:
+            # room for wanted extras (more is better), then slack (less is better), then index
+            slack = np.minimum(main_sum[ids] - dems[0].count, BIG)
+            room = np.minimum(slack, self.want(node))
+            ids = ids[np.argsort((BIG - room) * (BIG + 1) + slack, kind="stable")]
+        return _Candidates(starts[ids], ends[ids], ids + d0, level, self.topo), best, where
 
-    def want(self, node: TreeNode, main: _Demand) -> int:
-        """Extra pods of the main shape the node would like beyond its minimum."""
-        return max(0, node.size - sum(d.count for d in self.demand(node)))
+    def want(self, node: TreeNode) -> int:
+        """Extra pods the node would like beyond its minimum."""
+        return max(0, self.size(node) - sum(d.count for d in self.demand(node)))
 
     # -- the minimum --------------------------------------------------------------------
 
@@ -283,15 +328,17 @@ class _Search:
                 best_seen, best_where, best_level = best, where, level
             if not cands:
                 continue
-            if len(cands) > 1 and self.opts.score_top > 1 and self.score_left > 0:
-                cands = self.rank(node, cands, lo, hi)
-            for c in cands:
+            order: Iterator[int] | range = range(len(cands))
+            if (len(cands) > 1 and self.opts.score_top > 1 and self.score_left > 0
+                    and not self.ranking and not self.simple(node)):
+                order = self.rank(node, cands, lo, hi)
+            for j in order:
                 if yielded and not self.spend_backtrack():
                     return
                 if self.dry_runs >= self.opts.max_dry_runs:
                     return
                 m = self.txn.mark()
-                r = self.place_in(node, c, lo, hi)
+                r = self.place_in(node, cands[j], lo, hi)
                 if r is not None:
                     yielded = True
                     yield r
@@ -299,13 +346,14 @@ class _Search:
         if not yielded:
             self.note_failure(node, best_level, best_seen, best_where)
 
-    def rank(self, node: TreeNode, cands: list[_Candidate], lo: int, hi: int) -> list[_Candidate]:
+    def rank(self, node: TreeNode, cands: _Candidates, lo: int, hi: int) -> Iterator[int]:
         """Dry-run the first few candidates and order them by the resulting score: room
         for the extras the node wants, then tight fit (least capacity left), then fewest
-        nodes touched; stable order breaks ties."""
+        nodes touched; stable order breaks ties. Yields candidate indices."""
         scored: list[tuple[tuple[int, int, int], int]] = []
         dems = self.demand(node)
         tried = 0
+        self.ranking = True  # dry runs below take candidates in bound order
         for j in range(min(len(cands), self.opts.score_top)):
             if self.score_left <= 0:
                 break
@@ -316,18 +364,20 @@ class _Search:
             r = self.place_in(node, c, lo, hi)
             if r is not None:
                 left = int(self.capacity(dems[0], c.lo, c.hi).sum()) if dems else 0
-                want = node.size - r.placed
+                want = self.size(node) - r.placed
                 scored.append(((-min(left, want), left, touched(r)), j))
             self.txn.rollback_to(m)
-        chosen = [cands[j] for _, j in sorted(scored)]
-        return chosen + cands[tried:]
+        self.ranking = False
+        for _, j in sorted(scored):
+            yield j
+        yield from range(tried, len(cands))
 
     def place_in(self, node: TreeNode, c: _Candidate, lo: int, hi: int) -> _Res | None:
         """Place node's minimum inside candidate c (chosen within the parent's [lo, hi))."""
         self.dry_runs += 1
         outer = self.outer(node, c, lo, hi)
         if isinstance(node, PodSet):
-            res = _PSRes(node, c.lo, c.hi, outer, c.label)
+            res = _PSRes(node, c.lo, c.hi, outer, c)
             if node.min_pods and self.add_pods(res, node.min_pods) < node.min_pods:
                 return None
             return res
@@ -336,7 +386,7 @@ class _Search:
     def place_group(
         self, g: Group, c: _Candidate, outer: tuple[int, int] | None
     ) -> _GRes | None:
-        res = _GRes(g, c.lo, c.hi, outer, c.label)
+        res = _GRes(g, c.lo, c.hi, outer, c)
         order = sorted(range(len(g.children)), key=lambda i: (-self.weight(g.children[i]), i))
         need = g.min_groups
         depth = [0, ""]
@@ -389,10 +439,9 @@ class _Search:
     def _add_pods_in(self, res: _PSRes, count: int, lo: int, hi: int) -> int:
         ps = res.node
         shape = self.shape(ps)
-        f = self.state.fit(shape)[lo:hi]
-        f = np.where(self.state.mask(ps.requirements)[lo:hi], f, 0)
-        if ps.max_pods_per_node is not None:
-            np.minimum(f, ps.max_pods_per_node, out=f)
+        f = self.state.capacity(shape, ps.requirements, ps.max_pods_per_node)[lo:hi]
+        if ps.max_pods_per_node is not None and res.nodes:
+            f = f.copy()  # the cap counts this set's pods already on each node
             for nodes, counts in zip(res.nodes, res.counts, strict=True):
                 inside = (nodes >= lo) & (nodes < hi)
                 np.subtract.at(f, nodes[inside] - lo, counts[inside])
@@ -528,7 +577,7 @@ class _Search:
         each = f" of {sizes[0]} pods" if len(sizes) == 1 else ""
         return (
             f"{g.name}: needs {g.min_groups} {noun}{each}{where_text(c)}; "
-            f"{'the best' if c.level else 'it'} could place {got}"
+            f"{'the best' if c.level is not None else 'it'} could place {got}"
         )
 
     def reason(self, root: TreeNode) -> str:
@@ -562,7 +611,7 @@ class _Search:
 def where_text(c: _Candidate) -> str:
     if c.level is None:
         return ""
-    return f" inside one {level_noun(c.level)} ({c.label})"
+    return f" inside one {level_noun(c.level.key)} ({c.label})"
 
 
 def touched(r: _Res) -> int:
@@ -580,7 +629,7 @@ def _outcomes(node: TreeNode, r: _Res | None, out: list[GroupOutcome]) -> None:
         out.append(
             GroupOutcome(
                 path=node.path, kind="PodSet", placed_pods=placed, min_pods=node.min_pods,
-                size=node.size, domain=r.label if r is not None else None,
+                size=node.size, domain=_label(r),
                 satisfied=r is not None and placed >= node.min_pods,
             )
         )
@@ -594,12 +643,16 @@ def _outcomes(node: TreeNode, r: _Res | None, out: list[GroupOutcome]) -> None:
         GroupOutcome(
             path=node.path, kind="Group", placed_pods=placed, min_pods=node.min_pods,
             size=node.size, satisfied_children=sat, min_groups=node.min_groups,
-            children=len(node.children), domain=r.label if r is not None else None,
+            children=len(node.children), domain=_label(r),
             satisfied=r is not None,
         )
     )
     for i, ch in enumerate(node.children):
         _outcomes(ch, kids.get(i), out)
+
+
+def _label(r: _Res | None) -> str | None:
+    return r.cand.label if r is not None and r.cand is not None else None
 
 
 def _assign(r: _Res, names: list[str], out: dict[str, str]) -> None:
@@ -630,7 +683,7 @@ def place(
 ) -> Decision:
     """Decide one scheduling unit. On admission the state holds the placement when
     ``commit`` is true; otherwise (or on rejection) the state is left exactly as it was."""
-    opts = options or Options()
+    opts = options or _DEFAULT
     search = _Search(state, opts)
     root: _Res | None = None
     try:
@@ -661,7 +714,7 @@ def place(
             unit=unit.path, admitted=False, groups=groups, reason=reason,
             minimum_pods=_minimum_pods(unit), dry_runs=search.dry_runs,
         )
-    names = [n.name for n in state.topology.nodes]
+    names = state.topology.names
     assignments: dict[str, str] = {}
     _assign(root, names, assignments)
     admitted = root.placed > 0 or _minimum_pods(unit) > 0 or unit.size == 0
