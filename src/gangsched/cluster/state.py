@@ -229,11 +229,10 @@ class ClusterState:
         if not shape.index:
             out = np.full(n, BIG, dtype=np.int64)
         else:
-            out = None
-            for r, a in zip(shape.index, shape.amount, strict=True):
-                q = self.free[r, where] // a
-                out = q if out is None else np.minimum(out, q, out=out)
-            assert out is not None
+            r0, a0 = shape.index[0], shape.amount[0]
+            out = self.free[r0, where] // a0
+            for r, a in zip(shape.index[1:], shape.amount[1:], strict=True):
+                np.minimum(out, self.free[r, where] // a, out=out)
             np.maximum(out, 0, out=out)
         if cap is not None:
             np.minimum(out, cap, out=out)

@@ -271,8 +271,10 @@ class _Search:
                 if i == 0:
                     best = have
                 ok = ok and have >= dem.count
-            one = np.array([lo]), np.array([hi]), np.array([-1])
-            return _Candidates(*(one if ok else (none, none, none)), None, self.topo), best, None
+            if not ok:
+                return _Candidates(none, none, none, None, self.topo), best, None
+            one = _Candidates(np.array([lo]), np.array([hi]), np.array([-1]), None, self.topo)
+            return one, best, None
         d0 = int(level.node_domain[lo])
         d1 = int(level.node_domain[hi - 1]) + 1
         starts = level.starts[d0:d1]
@@ -389,9 +391,10 @@ class _Search:
         res = _GRes(g, c.lo, c.hi, outer, c)
         order = sorted(range(len(g.children)), key=lambda i: (-self.weight(g.children[i]), i))
         need = g.min_groups
-        depth = [0, ""]
+        stuck_at, stuck_child = 0, ""  # deepest sibling position the search failed at
 
         def dfs(pos: int, sat: int) -> bool:
+            nonlocal stuck_at, stuck_child
             if sat >= need:
                 return True
             if len(order) - pos < need - sat:
@@ -405,15 +408,15 @@ class _Search:
                     return True
                 del res.kids[i]
             self.txn.rollback_to(m)
-            if pos >= int(depth[0]):
-                depth[0], depth[1] = pos, child.path
+            if pos >= stuck_at:
+                stuck_at, stuck_child = pos, child.path
             if len(order) - pos - 1 < need - sat:
                 return False
             return dfs(pos + 1, sat)  # leave this child out; it may come back as an extra
 
         if not dfs(0, 0):
-            self.blocker[g.path] = str(depth[1])
-            self.notes[g.path] = self.describe_group(g, c, int(depth[0]))
+            self.blocker[g.path] = stuck_child
+            self.notes[g.path] = self.describe_group(g, c, stuck_at)
             return None
         res.placed = sum(r.placed for r in res.kids.values())
         if res.placed < g.min_pods:
