@@ -1,0 +1,164 @@
+"""``bench place``: decision latency of the engine on large clusters, against a floor.
+
+The floor is one vectorized fit + domain-sum pass (the least any topology-aware decision
+must do) on the same cluster, timed in the same run, so the ratio survives a noisy machine.
+"""
+
+from __future__ import annotations
+
+import gc
+import resource
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from gangsched.cluster.state import ClusterState
+from gangsched.gang import Group
+from gangsched.placement import place
+from gangsched.testing.builders import GPU, RACK, cons, group, levels_of, nodes, podset, replicas
+
+SIZES: dict[int, tuple[tuple[str, int], ...]] = {
+    512: (("zone", 2), ("block", 4), ("rack", 4), ("host", 16)),
+    5_000: (("zone", 5), ("block", 5), ("rack", 10), ("host", 20)),
+    15_000: (("zone", 5), ("block", 10), ("rack", 15), ("host", 20)),
+    50_000: (("zone", 5), ("block", 25), ("rack", 20), ("host", 20)),
+}
+NODE = {"cpu": 128_000, "memory": 1 << 40, GPU: 8, "pods": 110}
+GPU_USED = (0, 2, 4, 8)  # background load per node of a busy rack, drawn uniformly
+BUSY_RACKS = 0.4  # share of racks running other work
+
+
+def rack_gang(i: int) -> Group:
+    return group(f"rack4-{i}", [podset(f"rack4-{i}/w", 4, gpu=8)], topology=cons("rack"))
+
+
+def disagg(i: int) -> Group:
+    """KAI's scale-test shape: prefill 4x8 GPUs in one rack, decode 8x4 GPUs preferably in
+    one block, two CPU-only frontends, all in one zone."""
+    p = f"disagg-{i}"
+    return group(p, [
+        replicas(f"{p}/prefill", 1, pods=4, gpu=8, topology=cons("rack")),
+        replicas(f"{p}/decode", 1, pods=8, gpu=4, topology=cons("block~")),
+        podset(f"{p}/frontend", 2, cpu=4_000),
+    ], topology=cons("zone"))
+
+
+def training(i: int) -> Group:
+    """1,024 pods of 8 GPUs in 64 rack-local slices of 16."""
+    p = f"train-{i}"
+    return group(p, [
+        group(f"{p}/slice-{j}", [podset(f"{p}/slice-{j}/w", 16, gpu=8)], topology=cons("rack"))
+        for j in range(64)
+    ])
+
+
+CASES: dict[str, tuple[Callable[[int], Group], int]] = {
+    "rack-gang-4": (rack_gang, 4),
+    "disagg-kai": (disagg, 14),
+    "training-1024": (training, 1024),
+}
+
+
+@dataclass
+class CaseResult:
+    nodes: int
+    case: str
+    pods: int
+    decisions: int
+    admitted: int
+    p50_us: float
+    p99_us: float
+    floor_us: float
+    p50_ratio: float
+    p99_ratio: float
+
+
+@dataclass
+class PlaceBench:
+    cases: list[CaseResult] = field(default_factory=list)
+    build_s: dict[int, float] = field(default_factory=dict)
+    peak_rss_mib: dict[int, float] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "cases": [asdict(c) for c in self.cases],
+            "build_s": self.build_s,
+            "peak_rss_mib": self.peak_rss_mib,
+        }
+
+
+def loaded_cluster(n: int, seed: int = 0) -> ClusterState:
+    """A cluster of ``n`` nodes from SIZES with seeded background GPU load: a share of the
+    racks run other work (random GPUs used per node), the others are free."""
+    shape = SIZES[n]
+    state = ClusterState.from_nodes(nodes(shape, NODE), levels_of(shape))
+    rng = np.random.default_rng(seed)
+    racks = state.topology.level(RACK)
+    assert racks is not None
+    busy_rack = rng.random(len(racks)) < BUSY_RACKS
+    used = np.asarray(GPU_USED)[rng.integers(0, len(GPU_USED), state.n_nodes)]
+    used[~busy_rack[racks.node_domain]] = 0
+    busy = np.flatnonzero(used)
+    txn = state.begin()
+    txn.place(busy, used[busy], state.shape({GPU: 1}))
+    txn.commit()
+    return state
+
+
+def floor_us(state: ClusterState, level_key: str = RACK, reps: int = 200) -> float:
+    """Median time of one fit + domain-sum pass for an 8-GPU pod over the whole cluster."""
+    lv = state.topology.level(level_key)
+    assert lv is not None
+    shape = state.shape({"cpu": 1_000, GPU: 8, "pods": 1})
+    free = state.free
+    times = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        f = free[shape.index[0]] // shape.amount[0]
+        for r, a in zip(shape.index[1:], shape.amount[1:], strict=True):
+            np.minimum(f, free[r] // a, out=f)
+        np.add.reduceat(f, lv.starts)
+        times.append(time.perf_counter() - t)
+    return float(np.median(times)) * 1e6
+
+
+def run_place_bench(
+    sizes: Sequence[int] = tuple(SIZES),
+    cases: Sequence[str] = tuple(CASES),
+    decisions: int = 200,
+    progress: Callable[[str], None] | None = None,
+) -> PlaceBench:
+    result = PlaceBench()
+    for n in sizes:
+        t = time.perf_counter()
+        state = loaded_cluster(n)
+        result.build_s[n] = time.perf_counter() - t
+        floor = floor_us(state)
+        for name in cases:
+            make, pods = CASES[name]
+            reps = max(10, decisions // 10) if pods > 100 else decisions
+            if progress:
+                progress(f"{n:,} nodes: {name} x {reps}")
+            gc.collect()
+            make(0)  # build cost of the tree is not decision latency
+            place(make(-1), state, commit=False)  # warm the capacity cache
+            lat = []
+            admitted = 0
+            for i in range(reps):
+                unit = make(i)
+                t = time.perf_counter()
+                d = place(unit, state, commit=False)
+                lat.append((time.perf_counter() - t) * 1e6)
+                admitted += d.admitted
+            p50, p99 = (float(np.percentile(lat, q)) for q in (50, 99))
+            result.cases.append(CaseResult(
+                nodes=n, case=name, pods=pods, decisions=reps, admitted=admitted,
+                p50_us=p50, p99_us=p99, floor_us=floor,
+                p50_ratio=p50 / floor, p99_ratio=p99 / floor,
+            ))
+        result.peak_rss_mib[n] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        del state
+    return result
