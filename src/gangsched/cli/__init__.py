@@ -1,0 +1,1 @@
+"""The ``gangsched`` command line (typer + rich). The app is :data:`gangsched.cli.main.app`."""

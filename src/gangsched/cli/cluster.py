@@ -1,0 +1,303 @@
+"""``gangsched cluster``: generate synthetic clusters and show a cluster's topology."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+import numpy as np
+import typer
+from rich import box
+from rich.markup import escape
+from rich.table import Table
+from rich.tree import Tree
+
+from gangsched.cli.common import (
+    App,
+    FilesOption,
+    IgnoreUnknownOption,
+    TopologyOption,
+    build_state,
+    err,
+    levels_source,
+    load_inputs,
+    out,
+)
+from gangsched.cluster.generate import (
+    HOSTNAME_KEY,
+    generate_yaml,
+    level_name,
+    node_count,
+    parse_levels_spec,
+    parse_node_spec,
+)
+from gangsched.cluster.state import ClusterState
+
+app = App(help="Synthetic clusters and cluster topology.")
+
+MAX_TREE_DOMAINS = 200  # above this, show summary tables instead of a tree
+FIRST_DOMAINS = 30  # domains listed in table mode (hosts left out)
+
+# (resource, column title, base units per displayed unit)
+MAIN_RESOURCES = (
+    ("cpu", "cpu", 1000),
+    ("memory", "mem Gi", 1 << 30),
+    ("nvidia.com/gpu", "gpu", 1),
+    ("pods", "pods", 1),
+)
+
+
+# -- generate ------------------------------------------------------------------------------
+
+
+@app.command()
+def generate(
+    levels: Annotated[
+        str,
+        typer.Option(
+            "--levels",
+            help="Levels, widest first, as NAME=COUNT, e.g. zone=2,rack=4,host=16 "
+            "(host: nodes per rack). NAME may be a label key: example.com/rack=4.",
+            show_default=False,
+        ),
+    ],
+    node: Annotated[
+        str,
+        typer.Option("--node", help="Allocatable (and capacity) of every node."),
+    ] = "cpu=128,memory=1Ti,nvidia.com/gpu=8,pods=110",
+    prefix: Annotated[str, typer.Option("--prefix", help="Node name prefix.")] = "node",
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Write to this file instead of stdout.",
+                     show_default=False),
+    ] = None,
+    topology_object: Annotated[
+        bool,
+        typer.Option(
+            "--topology-object/--no-topology-object",
+            help="Start with a Kueue Topology object naming the levels.",
+        ),
+    ] = True,
+) -> None:
+    """Print Node manifests (multi-document YAML) for a regular topology tree."""
+    level_spec = parse_levels_spec(levels)
+    text = generate_yaml(level_spec, parse_node_spec(node), prefix, topology=topology_object)
+    if output is None:
+        _write_stdout(text)
+        return
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(text, encoding="utf-8")
+    err().print(f"wrote {node_count(level_spec):,} nodes to {output}", soft_wrap=True)
+
+
+def _write_stdout(text: str) -> None:
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # e.g. `gangsched cluster generate ... | head`
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise typer.Exit(0) from None
+
+
+# -- show ----------------------------------------------------------------------------------
+
+
+@dataclass
+class _LevelStats:
+    """Per-domain sums of one level (numpy arrays indexed by domain)."""
+
+    name: str
+    key: str
+    values: list[str]
+    valid: np.ndarray  # bool [D]
+    parent: np.ndarray  # int64 [D]
+    starts: np.ndarray  # int64 [D]
+    nodes: np.ndarray  # int64 [D]
+    alloc: np.ndarray  # int64 [R, D] over the shown resources
+    free: np.ndarray  # int64 [R, D]
+
+
+@dataclass
+class _ClusterStats:
+    columns: list[tuple[str, int]]  # (title, scale) of the shown resources
+    total_nodes: int
+    total_alloc: np.ndarray  # int64 [R]
+    total_free: np.ndarray  # int64 [R]
+    levels: list[_LevelStats]
+
+
+def _stats(state: ClusterState) -> _ClusterStats:
+    shown = [(state.rindex[r], title, scale) for r, title, scale in MAIN_RESOURCES
+             if r in state.rindex]
+    rows = np.array([i for i, _, _ in shown], dtype=np.int64)
+    alloc, free = state.alloc[rows], state.free[rows]
+    levels = [
+        _LevelStats(
+            name=level_name(lv.key),
+            key=lv.key,
+            values=lv.values,
+            valid=lv.valid,
+            parent=lv.parent,
+            starts=lv.starts,
+            nodes=lv.ends - lv.starts,
+            alloc=np.add.reduceat(alloc, lv.starts, axis=1),
+            free=np.add.reduceat(free, lv.starts, axis=1),
+        )
+        for lv in state.topology.levels
+    ]
+    return _ClusterStats(
+        columns=[(title, scale) for _, title, scale in shown],
+        total_nodes=state.n_nodes,
+        total_alloc=alloc.sum(axis=1),
+        total_free=free.sum(axis=1),
+        levels=levels,
+    )
+
+
+def _num(value: int, scale: int, sep: str = ",") -> str:
+    if value % scale == 0:
+        return f"{value // scale:{sep}}"
+    return f"{value / scale:{sep}.1f}"
+
+
+def _cells(stats: _ClusterStats, alloc: np.ndarray, free: np.ndarray) -> list[str]:
+    """``free/capacity`` per shown resource."""
+    return [
+        f"{_num(int(f), scale, '')}/{_num(int(a), scale, '')}"
+        for (_, scale), a, f in zip(stats.columns, alloc, free, strict=True)
+    ]
+
+
+def _label(stats: _ClusterStats, title: str, nodes: int, alloc: np.ndarray,
+           free: np.ndarray) -> str:
+    parts = [f"[bold]{escape(title)}[/]", f"{nodes:,} {_plural('node', nodes)}"]
+    parts += [f"{name} {cell}" for (name, _), cell in
+              zip(stats.columns, _cells(stats, alloc, free), strict=True)]
+    return "  ".join(parts)
+
+
+def _plural(word: str, n: int) -> str:
+    if n == 1:
+        return word
+    if word.endswith(("s", "x", "ch", "sh")):
+        return word + "es"
+    if word.endswith("y") and word[-2:-1] not in "aeiou":
+        return word[:-1] + "ies"
+    return word + "s"
+
+
+def _value(stats: _ClusterStats, li: int, d: int) -> str:
+    """Domain d of level li: its label value, or which label its nodes lack."""
+    lv = stats.levels[li]
+    if lv.valid[d]:
+        return lv.values[d]
+    while li > 0 and not stats.levels[li - 1].valid[int(stats.levels[li].parent[d])]:
+        d = int(stats.levels[li].parent[d])
+        li -= 1
+    return f"(no {stats.levels[li].key})"
+
+
+def summary_line(stats: _ClusterStats) -> str:
+    """``256 nodes: 2 zones, 4 blocks, 16 racks, 256 hosts``."""
+    counts = [int(lv.valid.sum()) for lv in stats.levels]
+    domains = ", ".join(f"{n} {_plural(lv.name, n)}" for lv, n in
+                        zip(stats.levels, counts, strict=True))
+    nodes = f"{stats.total_nodes:,} {_plural('node', stats.total_nodes)}"
+    return f"{nodes}: {domains}" if domains else f"{nodes}, no topology levels"
+
+
+def _tree(stats: _ClusterStats, depth: int) -> Tree:
+    root = Tree(_label(stats, "cluster", stats.total_nodes, stats.total_alloc, stats.total_free))
+    parents: list[Tree] = [root]
+    for li, lv in enumerate(stats.levels[:depth]):
+        here = [
+            parents[max(int(lv.parent[d]), 0)].add(
+                _label(stats, f"{lv.name} {_value(stats, li, d)}", int(lv.nodes[d]),
+                       lv.alloc[:, d], lv.free[:, d])
+            )
+            for d in range(len(lv.values))
+        ]
+        parents = here
+    return root
+
+
+def _table(title: str, first: list[str]) -> Table:
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD,
+                  show_edge=False, pad_edge=False)
+    for i, col in enumerate(first):
+        table.add_column(col, justify="left" if i == 0 else "right", no_wrap=i == 0)
+    return table
+
+
+def _levels_table(stats: _ClusterStats, depth: int) -> Table:
+    """Per level: domains, nodes per domain, and the most free in any one domain."""
+    table = _table("levels (most free in one domain)", ["level", "domains", "nodes/domain"])
+    for title, _ in stats.columns:
+        table.add_column(title, justify="right")
+    for lv in stats.levels[:depth]:
+        ok = lv.valid if lv.valid.any() else np.ones_like(lv.valid)
+        nodes = lv.nodes[ok]
+        low, high = int(nodes.min()), int(nodes.max())
+        best = lv.free[:, ok].max(axis=1)
+        table.add_row(lv.name, f"{int(lv.valid.sum()):,}",
+                      f"{low:,}" if low == high else f"{low:,}-{high:,}",
+                      *(_num(int(b), scale) for (_, scale), b in
+                        zip(stats.columns, best, strict=True)))
+    return table
+
+
+def _first_domains_table(stats: _ClusterStats, depth: int, limit: int) -> Table:
+    """The first ``limit`` domains in tree (depth-first) order, hosts (the last level)
+    left out."""
+    shown = [lv for lv in stats.levels[:depth] if lv.key != HOSTNAME_KEY] or stats.levels[:1]
+    level_of = np.concatenate([np.full(len(lv.starts), i) for i, lv in enumerate(shown)])
+    domain = np.concatenate([np.arange(len(lv.starts)) for lv in shown])
+    start = np.concatenate([lv.starts for lv in shown])
+    order = np.lexsort((level_of, start))[:limit]
+    table = _table(f"first {len(order)} of {len(start):,} domains (free/capacity)",
+                   ["domain", "nodes"])
+    for title, _ in stats.columns:
+        table.add_column(title, justify="right")
+    for i in order:
+        li, d = int(level_of[i]), int(domain[i])
+        lv = shown[li]
+        name = escape(f"{'  ' * li}{lv.name} {_value(stats, li, d)}")
+        table.add_row(name, f"{int(lv.nodes[d]):,}",
+                      *_cells(stats, lv.alloc[:, d], lv.free[:, d]))
+    return table
+
+
+@app.command()
+def show(
+    files: FilesOption,
+    topology: TopologyOption = None,
+    depth: Annotated[
+        int | None,
+        typer.Option("--depth", min=0, help="Show only this many levels (default: all).",
+                     show_default=False),
+    ] = None,
+    ignore_unknown: IgnoreUnknownOption = False,
+) -> None:
+    """Show the topology tree with node count, capacity and free resources per domain."""
+    inputs = load_inputs(files, ignore_unknown)
+    state = build_state(inputs, topology)
+    stats = _stats(state)
+    shown = len(stats.levels) if depth is None else min(depth, len(stats.levels))
+    console = out()
+    keys = " > ".join(lv.key for lv in stats.levels) or "none"
+    console.print(f"[dim]levels: {escape(keys)} (from {escape(levels_source(inputs, topology))})"
+                  "[/]", soft_wrap=True)
+    n_domains = sum(len(lv.values) for lv in stats.levels[:shown])
+    if n_domains <= MAX_TREE_DOMAINS:
+        console.print(_tree(stats, shown))
+    else:
+        console.print(_label(stats, "cluster", stats.total_nodes, stats.total_alloc,
+                             stats.total_free), soft_wrap=True)
+        console.print(_levels_table(stats, shown))
+        console.print(_first_domains_table(stats, shown, FIRST_DOMAINS))
+        console.print(f"[dim]{n_domains:,} domains are too many for a tree; "
+                      "use --depth N to see a tree of the N widest levels[/]", soft_wrap=True)
+    console.print(summary_line(stats), soft_wrap=True)

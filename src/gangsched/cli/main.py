@@ -1,0 +1,51 @@
+"""The ``gangsched`` entry point: the top-level app and its sub-apps.
+
+Every command is registered through :class:`gangsched.cli.common.App`, so a
+:class:`~gangsched.api.errors.GangschedError` becomes one red ``error:`` line on stderr and
+exit status 1, never a traceback.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+from typing import Annotated
+
+import typer
+
+from gangsched.cli import bench, cluster
+from gangsched.cli.common import App, out
+
+app = App(
+    help="Hierarchical, topology-aware gang scheduler for AI workloads on Kubernetes.",
+    add_completion=False,
+)
+app.add_typer(cluster.app, name="cluster")
+app.add_typer(bench.app, name="bench")
+
+
+def package_version() -> str:
+    try:
+        return version("gangsched")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        out().print(f"gangsched {package_version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    show_version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True,
+                     help="Show the version and exit."),
+    ] = False,
+) -> None:
+    """Hierarchical, topology-aware gang scheduler for AI workloads on Kubernetes."""
+
+
+if __name__ == "__main__":
+    app()
