@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from gangsched.api.errors import InputError
 from gangsched.bench import write_json
 from gangsched.bench.load import run_load_bench
 from gangsched.cli.common import App, err, out
@@ -44,4 +45,82 @@ def load_cmd(
         table.add_row(phase, f"{seconds:.3f}", f"{seconds / result.nodes * 1e6:.1f}")
     out().print(table)
     write_json(result.as_dict(), out_path)
+    _saved(out_path)
+
+
+def _progress(message: str) -> None:
+    err().print(f"[dim]{message}[/]", soft_wrap=True)
+
+
+@app.command("place")
+def place_cmd(
+    sizes: Annotated[str, typer.Option("--sizes", help="Cluster sizes, comma-separated.")] = (
+        "512,5000,15000,50000"),
+    decisions: Annotated[int, typer.Option("--decisions", help="Decisions per case.")] = 200,
+    out_path: OutOption = Path("bench-out/place.json"),
+) -> None:
+    """Decision latency p50/p99 per unit shape and cluster size, as a ratio to the floor
+    (one vectorized fit + domain-sum pass on the same cluster, same run)."""
+    from gangsched.bench.place import SIZES, run_place_bench
+
+    try:
+        chosen = [int(s) for s in sizes.split(",") if s.strip()]
+    except ValueError:
+        raise InputError(f"expected sizes like 512,15000, got {sizes!r}", field="--sizes") from None
+    unknown = [s for s in chosen if s not in SIZES]
+    if unknown or not chosen:
+        raise InputError(f"sizes must be among {', '.join(map(str, SIZES))}", field="--sizes")
+    if decisions < 1:
+        raise InputError("must be at least 1", field="--decisions")
+    result = run_place_bench(chosen, decisions=decisions, progress=_progress)
+    table = Table(title="bench place: decision latency (dry runs on a loaded snapshot)",
+                  title_justify="left")
+    for col in ("nodes", "case", "pods", "admitted", "p50 µs", "p99 µs", "floor µs",
+                "p50/floor", "p99/floor", "peak RSS MiB"):
+        table.add_column(col, justify="left" if col == "case" else "right")
+    for c in result.cases:
+        table.add_row(f"{c.nodes:,}", c.case, str(c.pods), f"{c.admitted}/{c.decisions}",
+                      f"{c.p50_us:,.0f}", f"{c.p99_us:,.0f}", f"{c.floor_us:,.0f}",
+                      f"{c.p50_ratio:.1f}", f"{c.p99_ratio:.1f}",
+                      f"{result.peak_rss_mib[c.nodes]:,.0f}")
+    out().print(table)
+    write_json(result.as_dict(), out_path)
+    _saved(out_path)
+
+
+@app.command("throughput")
+def throughput_cmd(out_path: OutOption = Path("bench-out/throughput.json")) -> None:
+    """Pods/s and gangs/s on the upstream kube-scheduler gang/topology test shapes."""
+    from gangsched.bench.throughput import run_throughput_bench
+
+    result = run_throughput_bench(progress=_progress)
+    lo, hi = result.upstream_pods_per_s
+    table = Table(title=f"bench throughput: {result.nodes:,} nodes "
+                  f"(upstream kube-scheduler: {lo}-{hi} pods/s)", title_justify="left")
+    for col in ("case", "admitted", "pods", "seconds", "pods/s", "gangs/s"):
+        table.add_column(col, justify="left" if col == "case" else "right")
+    for c in result.cases:
+        table.add_row(c.case, f"{c.admitted}/{c.gangs}", f"{c.pods:,}", f"{c.seconds:.3f}",
+                      f"{c.pods_per_s:,.0f}", f"{c.gangs_per_s:,.0f}")
+    out().print(table)
+    write_json(result.as_dict(), out_path)
+    _saved(out_path)
+
+
+@app.command("quality")
+def quality_cmd(
+    instances: Annotated[int, typer.Option("--instances", "-n", help="Random instances.")] = 500,
+    seed: Annotated[int, typer.Option("--seed", help="First seed.")] = 0,
+    time_limit: Annotated[float, typer.Option("--time-limit", help="MILP seconds each.")] = 10.0,
+    out_path: OutOption = Path("bench-out/quality.json"),
+) -> None:
+    """Soundness, recall and extras of the engine against the exact MILP (scipy/HiGHS) on
+    small random instances."""
+    from gangsched.bench.quality import format_quality, run_quality
+
+    if instances < 1:
+        raise InputError("must be at least 1", field="--instances")
+    result = run_quality(instances, seed=seed, time_limit=time_limit)
+    out().print(format_quality(result))
+    write_json(result, out_path)
     _saved(out_path)

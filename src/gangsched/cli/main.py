@@ -14,6 +14,7 @@ import typer
 
 from gangsched.cli import bench, cluster
 from gangsched.cli.common import App, out
+from gangsched.cli.place import place_cmd
 
 app = App(
     help="Hierarchical, topology-aware gang scheduler for AI workloads on Kubernetes.",
@@ -21,6 +22,7 @@ app = App(
 )
 app.add_typer(cluster.app, name="cluster")
 app.add_typer(bench.app, name="bench")
+app.command("place")(place_cmd)
 
 
 def package_version() -> str:

@@ -7,6 +7,11 @@ from collections.abc import Mapping
 _BINARY = (("Ti", 1 << 40), ("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10))
 
 
+def plural(n: int, word: str) -> str:
+    """``plural(1, "pod")`` -> ``1 pod``; ``plural(2, "replica")`` -> ``2 replicas``."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
 def level_noun(key: str) -> str:
     """``topology.kubernetes.io/zone`` -> ``zone``; ``kubernetes.io/hostname`` -> ``host``."""
     tail = key.rsplit("/", 1)[-1]

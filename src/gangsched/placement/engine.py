@@ -30,7 +30,7 @@ from gangsched.cluster.topology import HOSTNAME, Level, Topology
 from gangsched.gang import Group, PodSet, preferred_key, required_key
 from gangsched.gang import Node as TreeNode
 from gangsched.placement.decision import Decision, GroupOutcome
-from gangsched.placement.describe import describe_requests, level_noun
+from gangsched.placement.describe import describe_requests, level_noun, plural
 
 
 @dataclass(frozen=True)
@@ -423,7 +423,7 @@ class _Search:
             self.grow(res, g.min_pods - res.placed)
             if res.placed < g.min_pods:
                 self.notes[g.path] = (
-                    f"{g.name}: needs {g.min_pods} pods placed{where_text(c)}; "
+                    f"{g.name}: needs {plural(g.min_pods, 'pod')} placed{where_text(c)}; "
                     f"only {res.placed} fit"
                 )
                 return None
@@ -544,21 +544,23 @@ class _Search:
         inside = f" inside one {level_noun(level.key)}" if level is not None else ""
         dems = self.demand(node)
         per = self.replica_demand(node)
-        unit = "pods"
+        unit = "pod"
         if isinstance(node, PodSet):
-            need = f"{node.min_pods} pods x {describe_requests(node.requests)}"
+            need = f"{plural(node.min_pods, 'pod')} x {describe_requests(node.requests)}"
         elif per is not None:
             reqs = describe_requests(self.shape_requests(per.shape))
-            need = f"{node.min_groups} replicas of {per.count} pods x {reqs}"
-            best, unit = (best // per.count if best >= 0 else best), "replicas"
+            need = (f"{plural(node.min_groups, 'replica')} of {plural(per.count, 'pod')} "
+                    f"x {reqs}")
+            best, unit = (best // per.count if best >= 0 else best), "replica"
         else:
             need = "; ".join(
-                f"{d.count} pods x {describe_requests(self.shape_requests(d.shape))}" for d in dems
+                f"{plural(d.count, 'pod')} x {describe_requests(self.shape_requests(d.shape))}"
+                for d in dems
             ) or "its minimum"
         if level is not None and where is not None:
             got = f"the best {level_noun(level.key)} ({where}) holds {max(best, 0)}"
         else:
-            got = f"room for {max(best, 0)} {unit}"
+            got = f"room for {plural(max(best, 0), unit)}"
         self.notes[node.path] = f"{node.name}: needs {need}{inside}; {got}"
 
     def replica_demand(self, node: TreeNode) -> _Demand | None:

@@ -1,0 +1,110 @@
+"""``gangsched place``: where would these workloads go on this cluster, and if not, why."""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from typing import Annotated, Any
+
+import typer
+import yaml
+from rich.markup import escape
+from rich.table import Table
+
+from gangsched.api.errors import InputError
+from gangsched.cli.common import (
+    FilesOption,
+    IgnoreUnknownOption,
+    TopologyOption,
+    load_inputs,
+    out,
+    parse_topology_option,
+    report_missing,
+    warn,
+)
+from gangsched.cluster.state import ClusterState
+from gangsched.cluster.topology import infer_levels
+from gangsched.frontends import Plan, assemble
+from gangsched.placement.batch import WorkloadOutcome, group_dict, place_plan
+
+
+class Output(StrEnum):
+    table = "table"
+    json = "json"
+    yaml = "yaml"
+
+
+OutputOption = Annotated[Output, typer.Option("--output", "-o", help="Output format.")]
+
+
+def plan_levels(plan: Plan, topology_option: str | None) -> list[str]:
+    """Topology levels: a Topology object or HyperNodes in the inputs, else --topology,
+    else the well-known keys present on the nodes."""
+    if plan.levels is not None:
+        if topology_option is not None:
+            warn("--topology ignored: the inputs define the topology")
+        return list(plan.levels)
+    if topology_option is not None:
+        return parse_topology_option(topology_option)
+    return infer_levels(plan.nodes)
+
+
+def plan_state(plan: Plan, topology_option: str | None) -> ClusterState:
+    if not plan.nodes:
+        raise InputError("no Node objects in the input files")
+    state = ClusterState.from_nodes(plan.nodes, plan_levels(plan, topology_option), plan.bound)
+    report_missing(state.topology)
+    return state
+
+
+def place_cmd(
+    files: FilesOption,
+    output: OutputOption = Output.table,
+    topology: TopologyOption = None,
+    ignore_unknown: IgnoreUnknownOption = False,
+) -> None:
+    """Place every workload in the inputs on the cluster (Nodes and bound Pods in the
+    inputs), all-or-nothing per gang, and explain every rejection."""
+    inputs = load_inputs(files, ignore_unknown)
+    plan = assemble(inputs)
+    for message in plan.warnings[len(inputs.warnings):]:
+        warn(message)
+    state = plan_state(plan, topology)
+    outcomes = place_plan(plan, state)
+    document = {"workloads": [o.as_dict() for o in outcomes]}
+    if output is Output.json:
+        typer.echo(json.dumps(document, indent=2))
+    elif output is Output.yaml:
+        typer.echo(yaml.safe_dump(document, sort_keys=False), nl=False)
+    else:
+        print_table(outcomes)
+
+
+def print_table(outcomes: list[WorkloadOutcome]) -> None:
+    console = out()
+    if not outcomes:
+        console.print("no workloads in the inputs")
+        return
+    summary = Table(title="workloads", title_justify="left")
+    for col in ("workload", "kind", "admitted", "pods", "reason"):
+        summary.add_column(col, overflow="fold")
+    for o in outcomes:
+        verdict = ("[yellow]waiting[/]" if o.waiting
+                   else "[green]yes[/]" if o.admitted else "[red]no[/]")
+        summary.add_row(escape(o.name), o.kind, verdict, f"{len(o.pods)}/{o.total_pods}",
+                        escape(o.reason))
+    console.print(summary)
+    groups = Table(title="groups", title_justify="left")
+    for col in ("group", "placed / minimum", "domain"):
+        groups.add_column(col, overflow="fold")
+    for o in outcomes:
+        for g in o.groups:
+            d: dict[str, Any] = group_dict(g)
+            if g.kind == "PodSet" and g.placed_pods == 0 and g.min_pods == 0:
+                continue
+            mark = "" if g.satisfied else " [red]✗[/]"
+            groups.add_row(escape(g.path), f"{d['placed']} / {d['minimum']} {d['counts']}{mark}",
+                           escape(g.domain or ""))
+    if groups.row_count:
+        console.print(groups)
+

@@ -1,0 +1,129 @@
+"""Front-ends: turn the objects people already write into gang trees.
+
+Each front-end module registers its kinds with the loader (parsing and validating them
+into typed values kept in ``Inputs.objects``) and a *builder* here. :func:`assemble` runs
+every builder over the loaded inputs and returns one :class:`Plan`: the workloads (gang
+trees with the pods they schedule), the nodes with any topology labels a front-end adds
+(Volcano HyperNodes), the topology levels and the pods already bound.
+
+Pending pods that no front-end claims become single-pod workloads of kind ``Pod``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+from gangsched.api.loader import Inputs
+from gangsched.api.types import Node, Pod
+from gangsched.gang import Group, PodSet
+
+FRONT_ENDS = (
+    "gangsched.frontends.volcano",
+    "gangsched.frontends.kthena",
+    "gangsched.frontends.workload",
+)
+
+
+@dataclass
+class Workload:
+    """One scheduling root found in the inputs."""
+
+    name: str  # namespace/name of the root object
+    kind: str  # ModelServing, PodGroup, Workload, Pod, ...
+    tree: Group | PodSet | None  # None while waiting
+    pods: dict[str, Pod] = field(default_factory=dict)  # pod key -> pending pod in the tree
+    waiting: str = ""  # why it cannot be scheduled yet (too few pods, a missing parent)
+    priority: int = 0
+    source: str = ""  # file[doc N] of the root object, for messages
+
+
+@dataclass
+class Contribution:
+    """What one front-end found in the inputs."""
+
+    workloads: list[Workload] = field(default_factory=list)
+    claimed: set[str] = field(default_factory=set)  # pod keys this front-end schedules
+    pods: list[Pod] = field(default_factory=list)  # pods it created (Kthena's controller)
+    levels: list[str] | None = None  # topology levels it defines (HyperNode tiers)
+    node_labels: dict[str, dict[str, str]] = field(default_factory=dict)  # node -> labels
+    warnings: list[str] = field(default_factory=list)
+
+
+Builder = Callable[[Inputs], Contribution]
+_BUILDERS: dict[str, Builder] = {}
+
+
+def register_builder(name: str, builder: Builder) -> None:
+    """Run ``builder`` in :func:`assemble`; builders run in registration order."""
+    _BUILDERS[name] = builder
+
+
+def load_front_ends() -> None:
+    """Import every front-end module so its kinds and builder are registered."""
+    for module in FRONT_ENDS:
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as err:
+            if err.name != module:
+                raise
+
+
+@dataclass
+class Plan:
+    workloads: list[Workload]
+    nodes: list[Node]
+    levels: list[str] | None  # None: let the caller choose (option or well-known keys)
+    bound: list[Pod]  # pods already on a node: they consume capacity
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def ready(self) -> list[Workload]:
+        return [w for w in self.workloads if w.tree is not None and not w.waiting]
+
+
+def loose_pod(pod: Pod) -> Workload:
+    """A pending pod that belongs to no gang: a one-pod unit."""
+    ps = PodSet(
+        name=pod.name,
+        path=pod.key,
+        pods=(pod.key,),
+        requests=pod.requests,
+        requirements=pod.requirements,
+        min_pods=1,
+    )
+    return Workload(pod.key, "Pod", ps, {pod.key: pod}, priority=pod.priority)
+
+
+def assemble(inputs: Inputs, builders: Sequence[str] | None = None) -> Plan:
+    """Run the front-end builders over ``inputs``; raises InputError on bad objects."""
+    load_front_ends()
+    names = list(_BUILDERS) if builders is None else list(builders)
+    workloads: list[Workload] = []
+    claimed: dict[str, str] = {}
+    created: list[Pod] = []
+    levels = inputs.topology_levels
+    node_labels: dict[str, dict[str, str]] = {}
+    warnings = list(inputs.warnings)
+    for name in names:
+        got = _BUILDERS[name](inputs)
+        for key in got.claimed:
+            claimed.setdefault(key, name)
+        workloads.extend(got.workloads)
+        created.extend(got.pods)
+        if got.levels is not None and levels is None:
+            levels = got.levels
+        for node, labels in got.node_labels.items():
+            node_labels.setdefault(node, {}).update(labels)
+        warnings.extend(got.warnings)
+    nodes = [
+        replace(n, labels={**n.labels, **node_labels[n.name]}) if n.name in node_labels else n
+        for n in inputs.nodes
+    ]
+    all_pods = list(inputs.pods) + created
+    bound = [p for p in all_pods if p.node_name]
+    for p in all_pods:
+        if not p.node_name and p.key not in claimed:
+            workloads.append(loose_pod(p))
+    return Plan(workloads, nodes, levels, bound, warnings)
