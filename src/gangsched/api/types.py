@@ -6,6 +6,7 @@ Resource quantities are already integers in base units (see :mod:`gangsched.api.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
@@ -14,6 +15,8 @@ Resources = dict[str, int]
 
 SelectorOp = Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+
+_INTEGER = re.compile(r"[+-]?[0-9]+")
 
 
 @dataclass(frozen=True)
@@ -37,11 +40,12 @@ class Requirement:
             return False
         if op == "In":
             return value in self.values
-        # Gt / Lt: both sides parse as integers, else no match (as in Kubernetes).
-        try:
-            have, want = int(value), int(self.values[0])
-        except (ValueError, IndexError):
+        # Gt / Lt: both sides parse as integers (Go's strconv.ParseInt: no spaces or
+        # underscores, which Python's int() would accept), else no match (as in Kubernetes).
+        want_text = self.values[0] if self.values else ""
+        if not (_INTEGER.fullmatch(value) and _INTEGER.fullmatch(want_text)):
             return False
+        have, want = int(value), int(want_text)
         return have > want if op == "Gt" else have < want
 
 
@@ -114,8 +118,7 @@ class NodeRequirements:
         if self.affinity and not any(t.matches(node) for t in self.affinity):
             return False
         return all(
-            taint.effect == "PreferNoSchedule"
-            or any(t.tolerates(taint) for t in self.tolerations)
+            taint.effect == "PreferNoSchedule" or any(t.tolerates(taint) for t in self.tolerations)
             for taint in node.taints
         )
 

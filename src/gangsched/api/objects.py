@@ -1,0 +1,528 @@
+"""Parse Kubernetes Node and Pod objects (plain YAML dicts) into :mod:`gangsched.api.types`.
+
+Validation follows Kubernetes where it matters for scheduling (selector operators,
+tolerations, taints, resource names) so that what we accept is what an API server would
+accept. Every error is an :class:`InputError` whose ``field`` is the full path inside the
+object (``spec.containers[0].resources.requests.cpu``) and, for whole objects, whose
+``obj`` is ``Kind/name``. Wrong YAML types are input errors, never Python exceptions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
+
+from gangsched.api.errors import InputError
+from gangsched.api.quantity import format_quantity, parse_resources
+from gangsched.api.types import (
+    LabelSelector,
+    Node,
+    NodeRequirements,
+    NodeSelectorTerm,
+    Pod,
+    Requirement,
+    Resources,
+    SelectorOp,
+    Taint,
+    TaintEffect,
+    Toleration,
+)
+
+DEFAULT_MAX_PODS = 110
+"""``pods`` allocatable of a Node manifest that does not state it (the kubelet default)."""
+
+TAINT_EFFECTS: tuple[TaintEffect, ...] = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+NODE_SELECTOR_OPS: tuple[SelectorOp, ...] = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+LABEL_SELECTOR_OPS: tuple[SelectorOp, ...] = ("In", "NotIn", "Exists", "DoesNotExist")
+TOLERATION_OPS: tuple[Literal["Equal", "Exists"], ...] = ("Equal", "Exists")
+POD_LEVEL_RESOURCES = ("cpu", "memory")  # what spec.resources (pod-level resources) may set
+
+T = TypeVar("T")
+
+# -- typed access to YAML values -------------------------------------------------------
+
+
+def _join(prefix: str, name: str) -> str:
+    """Field path ``prefix.name`` (just ``name`` at the top of an object)."""
+    return f"{prefix}.{name}" if prefix else name
+
+
+def _describe(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"a boolean ({str(value).lower()})"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return f"a string ({value!r})"
+    if isinstance(value, int | float):
+        return f"{'an integer' if isinstance(value, int) else 'a number'} ({value!r})"
+    return f"a {type(value).__name__} ({value!r})"
+
+
+def _wrong_type(expected: str, value: object, field: str) -> InputError:
+    hint = ""
+    if expected == "a string" and isinstance(value, bool | int | float):
+        hint = " (quote it in YAML)"
+    return InputError(f"must be {expected}, not {_describe(value)}{hint}", field=field)
+
+
+def as_mapping(value: object, field: str) -> Mapping[str, Any]:
+    """A mapping field; absent (``None``) is an empty mapping."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise _wrong_type("a mapping", value, field)
+    return value
+
+
+def as_list(value: object, field: str) -> list[Any]:
+    """A list field; absent (``None``) is an empty list."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _wrong_type("a list", value, field)
+    return value
+
+
+def as_str(value: object, field: str, default: str = "") -> str:
+    """A string field; absent (``None``) is ``default``."""
+    if value is None:
+        return default
+    if not isinstance(value, str):
+        raise _wrong_type("a string", value, field)
+    return value
+
+
+def as_int(value: object, field: str, default: int = 0) -> int:
+    """An integer field (not a bool, not a float, not a numeric string)."""
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _wrong_type("an integer", value, field)
+    return value
+
+
+def as_bool(value: object, field: str, default: bool = False) -> bool:
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise _wrong_type("a boolean (true or false)", value, field)
+    return value
+
+
+def required_str(obj: Mapping[str, Any], key: str, field: str) -> str:
+    """A string that must be present and non-empty."""
+    value = as_str(obj.get(key), _join(field, key))
+    if not value:
+        raise InputError("is required", field=_join(field, key))
+    return value
+
+
+def as_str_map(value: object, field: str) -> dict[str, str]:
+    """A ``map[string]string`` such as labels, annotations or a nodeSelector."""
+    result: dict[str, str] = {}
+    for key, item in as_mapping(value, field).items():
+        if not isinstance(key, str) or not key:
+            raise InputError(f"invalid key {key!r}: keys must be non-empty strings", field=field)
+        result[key] = as_str(item, _join(field, key))
+    return result
+
+
+def mappings(value: object, field: str) -> Iterator[tuple[Mapping[str, Any], str]]:
+    """The entries of a list of mappings, each with its field path ``field[i]``."""
+    for i, item in enumerate(as_list(value, field)):
+        path = f"{field}[{i}]"
+        if not isinstance(item, Mapping):
+            raise _wrong_type("a mapping", item, path)
+        yield item, path
+
+
+def one_of(value: str, allowed: tuple[T, ...], field: str) -> T:
+    """``value`` checked against a closed set of strings (an operator, an effect...)."""
+    for choice in allowed:
+        if value == choice:
+            return choice
+    expected = ", ".join(map(str, allowed))
+    shown = repr(value) if value else "empty"
+    raise InputError(f"unsupported value {shown}; must be one of: {expected}", field=field)
+
+
+@contextmanager
+def about(obj: str) -> Iterator[None]:
+    """Name the object (``Kind/name``) in every :class:`InputError` raised inside."""
+    try:
+        yield
+    except InputError as err:
+        raise err.located(obj=obj) from None
+
+
+# -- label requirements and selectors --------------------------------------------------
+
+_INT64 = re.compile(r"[+-]?\d+")
+
+
+def _check_values(op: SelectorOp, values: tuple[str, ...], field: str) -> None:
+    """Kubernetes' rules tying an operator to its values."""
+    if op in ("In", "NotIn") and not values:
+        raise InputError(f"must be specified when `operator` is '{op}'", field=field)
+    if op in ("Exists", "DoesNotExist") and values:
+        raise InputError(f"may not be specified when `operator` is '{op}'", field=field)
+    if op in ("Gt", "Lt"):
+        if len(values) != 1:
+            raise InputError(f"must have exactly one value when `operator` is '{op}'", field=field)
+        if not _INT64.fullmatch(values[0]) or not -(2**63) <= int(values[0]) < 2**63:
+            raise InputError(f"must be an integer for '{op}', not {values[0]!r}", field=field)
+
+
+def parse_requirement(
+    obj: Mapping[str, Any], field: str, operators: tuple[SelectorOp, ...] = NODE_SELECTOR_OPS
+) -> Requirement:
+    """One ``{key, operator, values}`` expression, validated as Kubernetes does."""
+    key = required_str(obj, "key", field)
+    op = one_of(required_str(obj, "operator", field), operators, _join(field, "operator"))
+    values_field = _join(field, "values")
+    values = tuple(
+        as_str(v, f"{values_field}[{i}]")
+        for i, v in enumerate(as_list(obj.get("values"), values_field))
+    )
+    _check_values(op, values, values_field)
+    return Requirement(key=key, operator=op, values=values)
+
+
+def _requirements(
+    value: object, field: str, operators: tuple[SelectorOp, ...]
+) -> tuple[Requirement, ...]:
+    return tuple(parse_requirement(item, path, operators) for item, path in mappings(value, field))
+
+
+def parse_label_selector(obj: object, field: str) -> LabelSelector:
+    """A ``metav1.LabelSelector``. ``None`` gives the empty selector (matches everything);
+    callers for which an absent selector means "nothing" must check before calling."""
+    selector = as_mapping(obj, field)
+    match_labels = as_str_map(selector.get("matchLabels"), _join(field, "matchLabels"))
+    expressions = _requirements(
+        selector.get("matchExpressions"), _join(field, "matchExpressions"), LABEL_SELECTOR_OPS
+    )
+    return LabelSelector(
+        match_labels=tuple(sorted(match_labels.items())), match_expressions=expressions
+    )
+
+
+def _parse_field_requirement(obj: Mapping[str, Any], field: str) -> Requirement:
+    """A ``matchFields`` entry: only ``metadata.name`` with In/NotIn and one value."""
+    req = parse_requirement(obj, field, ("In", "NotIn"))
+    if req.key != "metadata.name":
+        raise InputError(
+            f"unsupported field {req.key!r}; only metadata.name is supported",
+            field=_join(field, "key"),
+        )
+    if len(req.values) != 1:
+        raise InputError(
+            f"must have exactly one value when `operator` is '{req.operator}' in matchFields",
+            field=_join(field, "values"),
+        )
+    return req
+
+
+def _parse_selector_term(obj: Mapping[str, Any], field: str) -> NodeSelectorTerm:
+    exprs = _requirements(
+        obj.get("matchExpressions"), _join(field, "matchExpressions"), NODE_SELECTOR_OPS
+    )
+    fields = tuple(
+        _parse_field_requirement(item, path)
+        for item, path in mappings(obj.get("matchFields"), _join(field, "matchFields"))
+    )
+    return NodeSelectorTerm(match_expressions=exprs, match_fields=fields)
+
+
+def parse_node_affinity(obj: object, field: str) -> tuple[NodeSelectorTerm, ...]:
+    """The required terms of a ``nodeAffinity`` object (ORed; empty = no constraint).
+
+    ``field`` is the path of the nodeAffinity object itself, e.g.
+    ``spec.affinity.nodeAffinity``. Preferred terms only score, so they are ignored.
+    """
+    affinity = as_mapping(obj, field)
+    required_field = _join(field, "requiredDuringSchedulingIgnoredDuringExecution")
+    required = affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
+    if required is None:
+        return ()
+    terms_field = _join(required_field, "nodeSelectorTerms")
+    terms = as_mapping(required, required_field).get("nodeSelectorTerms")
+    result = tuple(_parse_selector_term(item, path) for item, path in mappings(terms, terms_field))
+    if not result:
+        raise InputError("must have at least one node selector term", field=terms_field)
+    return result
+
+
+# -- taints and tolerations ------------------------------------------------------------
+
+
+def parse_taints(obj: object, field: str) -> tuple[Taint, ...]:
+    """``spec.taints`` of a Node; a (key, effect) pair may appear only once."""
+    taints: list[Taint] = []
+    for item, path in mappings(obj, field):
+        key = required_str(item, "key", path)
+        value = as_str(item.get("value"), _join(path, "value"))
+        effect = one_of(required_str(item, "effect", path), TAINT_EFFECTS, _join(path, "effect"))
+        if any(t.key == key and t.effect == effect for t in taints):
+            raise InputError(f"duplicate taint {key}:{effect}", field=path)
+        taints.append(Taint(key=key, value=value, effect=effect))
+    return tuple(taints)
+
+
+def _parse_toleration(item: Mapping[str, Any], path: str) -> Toleration:
+    key = as_str(item.get("key"), _join(path, "key"))
+    op_field = _join(path, "operator")
+    operator = one_of(as_str(item.get("operator"), op_field) or "Equal", TOLERATION_OPS, op_field)
+    value = as_str(item.get("value"), _join(path, "value"))
+    effect_field = _join(path, "effect")
+    effect = as_str(item.get("effect"), effect_field)
+    if effect:
+        one_of(effect, TAINT_EFFECTS, effect_field)
+    if not key and operator != "Exists":
+        raise InputError("must be Exists when `key` is empty", field=op_field)
+    if operator == "Exists" and value:
+        raise InputError("must be empty when `operator` is 'Exists'", field=_join(path, "value"))
+    seconds_field = _join(path, "tolerationSeconds")
+    if item.get("tolerationSeconds") is not None:
+        as_int(item.get("tolerationSeconds"), seconds_field)
+        if effect != "NoExecute":
+            raise InputError("may only be set when `effect` is 'NoExecute'", field=seconds_field)
+    return Toleration(key=key, operator=operator, value=value, effect=effect)
+
+
+def parse_tolerations(obj: object, field: str) -> tuple[Toleration, ...]:
+    """A pod's ``tolerations`` list, validated as Kubernetes does."""
+    return tuple(_parse_toleration(item, path) for item, path in mappings(obj, field))
+
+
+def parse_node_requirements(spec: Mapping[str, Any], field: str) -> NodeRequirements:
+    """nodeSelector, required node affinity and tolerations of a pod spec."""
+    selector = as_str_map(spec.get("nodeSelector"), _join(field, "nodeSelector"))
+    affinity_field = _join(field, "affinity")
+    affinity = as_mapping(spec.get("affinity"), affinity_field)
+    return NodeRequirements(
+        node_selector=tuple(sorted(selector.items())),
+        affinity=parse_node_affinity(
+            affinity.get("nodeAffinity"), _join(affinity_field, "nodeAffinity")
+        ),
+        tolerations=parse_tolerations(spec.get("tolerations"), _join(field, "tolerations")),
+    )
+
+
+# -- effective pod requests ------------------------------------------------------------
+
+
+def _is_container_resource(name: str) -> bool:
+    """Standard container resources or an extended resource (``vendor.com/thing``)."""
+    if name in ("cpu", "memory", "ephemeral-storage") or name.startswith("hugepages-"):
+        return True
+    return "/" in name and "kubernetes.io/" not in name and not name.startswith("requests.")
+
+
+def _add(total: dict[str, int], extra: Mapping[str, int]) -> None:
+    for name, value in extra.items():
+        total[name] = total.get(name, 0) + value
+
+
+def _max_into(total: dict[str, int], other: Mapping[str, int]) -> None:
+    for name, value in other.items():
+        total[name] = max(total.get(name, 0), value)
+
+
+def _requests_with_limits(resources: object, field: str) -> dict[str, int]:
+    """Requests of one ``resources`` block; a resource only limited is requested at its
+    limit (API defaulting), and a request may not exceed its limit."""
+    block = as_mapping(resources, field)
+    requests_field, limits_field = _join(field, "requests"), _join(field, "limits")
+    requests = parse_resources(block.get("requests"), requests_field)
+    limits = parse_resources(block.get("limits"), limits_field)
+    for name, limit in limits.items():
+        if requests.setdefault(name, limit) > limit:
+            raise InputError(
+                f"must be less than or equal to the {name} limit of {format_quantity(limit, name)}",
+                field=f"{requests_field}.{name}",
+            )
+    return requests
+
+
+def _check_container_resource_names(resources: object, field: str) -> None:
+    block = as_mapping(resources, field)
+    for kind in ("requests", "limits"):
+        for name in as_mapping(block.get(kind), f"{field}.{kind}"):
+            if isinstance(name, str) and not _is_container_resource(name):
+                raise InputError(
+                    "is not a container resource (use cpu, memory, ephemeral-storage, "
+                    "hugepages-<size> or an extended resource such as nvidia.com/gpu)",
+                    field=f"{field}.{kind}.{name}",
+                )
+
+
+def _container_requests(container: Mapping[str, Any], field: str) -> dict[str, int]:
+    resources_field = _join(field, "resources")
+    requests = _requests_with_limits(container.get("resources"), resources_field)
+    _check_container_resource_names(container.get("resources"), resources_field)
+    return requests
+
+
+def pod_requests(spec: Mapping[str, Any], field: str) -> Resources:
+    """The effective request of a pod spec, as kube-scheduler computes it
+    (``PodRequests`` in pkg/api/v1/resource), plus ``pods: 1``. Zero entries are dropped.
+
+    ``field`` is the path of the spec (``spec`` or ``spec.template.spec``).
+    """
+    total: dict[str, int] = {}
+    for container, path in mappings(spec.get("containers"), _join(field, "containers")):
+        _add(total, _container_requests(container, path))
+    sidecars: dict[str, int] = {}  # restartable init containers started so far
+    init_peak: dict[str, int] = {}
+    for container, path in mappings(spec.get("initContainers"), _join(field, "initContainers")):
+        requests = _container_requests(container, path)
+        policy = as_str(container.get("restartPolicy"), _join(path, "restartPolicy"))
+        if policy == "Always":  # a sidecar: runs alongside everything after it
+            _add(total, requests)
+            _add(sidecars, requests)
+            requests = dict(sidecars)
+        elif policy:
+            raise InputError(
+                f"unsupported value {policy!r}; must be Always", field=_join(path, "restartPolicy")
+            )
+        else:
+            _add(requests, sidecars)
+        _max_into(init_peak, requests)
+    _max_into(total, init_peak)
+    pod_level = _requests_with_limits(spec.get("resources"), _join(field, "resources"))
+    for name in POD_LEVEL_RESOURCES:
+        if name in pod_level:
+            total[name] = pod_level[name]
+    _add(total, parse_resources(spec.get("overhead"), _join(field, "overhead")))
+    total["pods"] = 1
+    return {name: value for name, value in sorted(total.items()) if value}
+
+
+# -- pods and templates ----------------------------------------------------------------
+
+
+@dataclass
+class PodTemplate:
+    """What front-ends need from a ``PodTemplateSpec`` to build pods."""
+
+    labels: dict[str, str] = field(default_factory=dict)
+    annotations: dict[str, str] = field(default_factory=dict)
+    requests: Resources = field(default_factory=lambda: {"pods": 1})
+    requirements: NodeRequirements = field(default_factory=NodeRequirements)
+    scheduler_name: str = "default-scheduler"
+    priority: int = 0
+    priority_class_name: str | None = None
+    workload_group: str | None = None
+
+    def make_pod(self, name: str, namespace: str = "default", **overrides: Any) -> Pod:
+        """A Pod from this template (dicts copied); ``overrides`` set other Pod fields."""
+        pod = Pod(
+            name=name,
+            namespace=namespace,
+            labels=dict(self.labels),
+            annotations=dict(self.annotations),
+            scheduler_name=self.scheduler_name,
+            priority=self.priority,
+            priority_class_name=self.priority_class_name,
+            requests=dict(self.requests),
+            requirements=self.requirements,
+            workload_group=self.workload_group,
+        )
+        return dataclasses.replace(pod, **overrides) if overrides else pod
+
+
+_INT32 = (-(2**31), 2**31 - 1)
+
+
+def parse_pod_template(template: object, field: str) -> PodTemplate:
+    """A ``PodTemplateSpec`` (``{metadata, spec}``) at ``field`` (``spec.template``)."""
+    tmpl = as_mapping(template, field)
+    meta_field, spec_field = _join(field, "metadata"), _join(field, "spec")
+    meta = as_mapping(tmpl.get("metadata"), meta_field)
+    spec = as_mapping(tmpl.get("spec"), spec_field)
+    priority_field = _join(spec_field, "priority")
+    priority = as_int(spec.get("priority"), priority_field)
+    if not _INT32[0] <= priority <= _INT32[1]:
+        raise InputError(f"must fit in 32 bits, not {priority}", field=priority_field)
+    group_field = _join(spec_field, "schedulingGroup")
+    group = as_mapping(spec.get("schedulingGroup"), group_field)
+    scheduler = as_str(spec.get("schedulerName"), _join(spec_field, "schedulerName"))
+    priority_class = as_str(spec.get("priorityClassName"), _join(spec_field, "priorityClassName"))
+    group_name = as_str(group.get("podGroupName"), _join(group_field, "podGroupName"))
+    return PodTemplate(
+        labels=as_str_map(meta.get("labels"), _join(meta_field, "labels")),
+        annotations=as_str_map(meta.get("annotations"), _join(meta_field, "annotations")),
+        requests=pod_requests(spec, spec_field),
+        requirements=parse_node_requirements(spec, spec_field),
+        scheduler_name=scheduler or "default-scheduler",
+        priority=priority,
+        priority_class_name=priority_class or None,
+        workload_group=group_name or None,
+    )
+
+
+def object_name(obj: Mapping[str, Any], kind: str) -> str:
+    """``metadata.name`` (required, non-empty); errors name the object as ``kind``."""
+    with about(kind):
+        return required_str(as_mapping(obj.get("metadata"), "metadata"), "name", "metadata")
+
+
+def parse_pod(obj: Mapping[str, Any]) -> Pod:
+    """A ``v1`` Pod."""
+    name = object_name(obj, "Pod")
+    with about(f"Pod/{name}"):
+        meta = as_mapping(obj.get("metadata"), "metadata")
+        spec = as_mapping(obj.get("spec"), "spec")
+        return parse_pod_template(obj, "").make_pod(
+            name,
+            as_str(meta.get("namespace"), "metadata.namespace") or "default",
+            node_name=as_str(spec.get("nodeName"), "spec.nodeName") or None,
+            uid=as_str(meta.get("uid"), "metadata.uid") or None,
+        )
+
+
+# -- nodes -----------------------------------------------------------------------------
+
+
+def _node_ready(conditions: object, field: str) -> bool:
+    """The Ready condition's status is "True"; a node reporting no conditions is ready."""
+    ready = True
+    for item, path in mappings(conditions, field):
+        if as_str(item.get("type"), _join(path, "type")) == "Ready":
+            ready = as_str(item.get("status"), _join(path, "status")) == "True"
+    return ready
+
+
+def _node_allocatable(status: Mapping[str, Any]) -> Resources:
+    """``status.allocatable`` if present, else ``status.capacity``; default ``pods``."""
+    key = "allocatable" if status.get("allocatable") is not None else "capacity"
+    resources = parse_resources(status.get(key), f"status.{key}")
+    resources.setdefault("pods", DEFAULT_MAX_PODS)
+    return resources
+
+
+def parse_node(obj: Mapping[str, Any]) -> Node:
+    """A ``v1`` Node."""
+    name = object_name(obj, "Node")
+    with about(f"Node/{name}"):
+        meta = as_mapping(obj.get("metadata"), "metadata")
+        spec = as_mapping(obj.get("spec"), "spec")
+        status = as_mapping(obj.get("status"), "status")
+        return Node(
+            name=name,
+            labels=as_str_map(meta.get("labels"), "metadata.labels"),
+            taints=parse_taints(spec.get("taints"), "spec.taints"),
+            allocatable=_node_allocatable(status),
+            unschedulable=as_bool(spec.get("unschedulable"), "spec.unschedulable"),
+            ready=_node_ready(status.get("conditions"), "status.conditions"),
+        )

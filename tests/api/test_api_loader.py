@@ -1,0 +1,398 @@
+"""The YAML loader: documents, lists, kinds, and errors that name file/doc/object/field."""
+
+from __future__ import annotations
+
+import io
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+import gangsched
+from gangsched.api import loader
+from gangsched.api.errors import InputError
+from gangsched.api.loader import Document, Inputs, load, register, supported_kinds
+
+WriteYaml = Callable[..., Path]
+
+
+@pytest.fixture
+def write_yaml(tmp_path: Path) -> WriteYaml:
+    """Write dedented YAML text to a file in tmp_path and return its path."""
+
+    def write(text: str, name: str = "input.yaml") -> Path:
+        path = tmp_path / name
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+        return path
+
+    return write
+
+
+def load_error(path: Path, **kwargs: bool) -> InputError:
+    with pytest.raises(InputError) as info:
+        load([path], **kwargs)
+    return info.value
+
+
+NODE = """
+apiVersion: v1
+kind: Node
+metadata:
+  name: {name}
+  labels: {{zone: a}}
+status:
+  allocatable: {{cpu: "8", memory: 32Gi, nvidia.com/gpu: "4"}}
+"""
+
+
+def test_multi_document_file_with_empty_documents(write_yaml: WriteYaml) -> None:
+    path = write_yaml(
+        "---\n"
+        + NODE.format(name="n1")
+        + "---\n"
+        + "---\n# only a comment\n---\n"
+        + NODE.format(name="n2")
+        + textwrap.dedent(
+            """
+            ---
+            apiVersion: v1
+            kind: Pod
+            metadata: {name: p1, namespace: ml}
+            spec:
+              containers: [{name: c, resources: {requests: {nvidia.com/gpu: 2}}}]
+            """
+        )
+    )
+    inputs = load([path])
+    assert [n.name for n in inputs.nodes] == ["n1", "n2"]
+    assert inputs.nodes[0].allocatable == {
+        "cpu": 8000,
+        "memory": 32 * 1024**3,
+        "nvidia.com/gpu": 4,
+        "pods": 110,
+    }
+    assert [p.key for p in inputs.pods] == ["ml/p1"]
+    assert inputs.pods[0].requests == {"nvidia.com/gpu": 2, "pods": 1}
+    # empty documents are skipped but still counted: the second node is document 3
+    assert [(d.index, d.label) for d in inputs.documents] == [
+        (0, "Node/n1"),
+        (3, "Node/n2"),
+        (4, "Pod/p1"),
+    ]
+    assert inputs.warnings == [] and inputs.topology_levels is None
+
+
+def test_many_files_and_a_directory(write_yaml: WriteYaml, tmp_path: Path) -> None:
+    write_yaml(NODE.format(name="b"), "b.yaml")
+    write_yaml(NODE.format(name="a"), "a.yml")
+    write_yaml("not: yaml for us", "notes.txt")
+    other = write_yaml(NODE.format(name="c"), "c.yaml")
+    assert [n.name for n in load([tmp_path]).nodes] == ["a", "b", "c"]
+    assert [n.name for n in load([other, tmp_path / "a.yml"]).nodes] == ["c", "a"]
+
+
+def test_stdin(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO(NODE.format(name="from-stdin")))
+    assert [n.name for n in load(["-"]).nodes] == ["from-stdin"]
+
+
+def test_json_input(write_yaml: WriteYaml) -> None:
+    path = write_yaml('{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "j"}}', "n.json")
+    assert [n.name for n in load([path]).nodes] == ["j"]
+
+
+def test_list_of_nodes(write_yaml: WriteYaml) -> None:
+    path = write_yaml(
+        """
+        apiVersion: v1
+        kind: List
+        items:
+        - {apiVersion: v1, kind: Node, metadata: {name: n1}}
+        - {apiVersion: v1, kind: Node, metadata: {name: n2}}
+        """
+    )
+    inputs = load([path])
+    assert [n.name for n in inputs.nodes] == ["n1", "n2"]
+    assert [(d.index, d.path) for d in inputs.documents] == [(0, "items[0]"), (0, "items[1]")]
+
+
+def test_typed_list_items_inherit_kind(write_yaml: WriteYaml) -> None:
+    path = write_yaml(
+        """
+        apiVersion: v1
+        kind: NodeList
+        items:
+        - metadata: {name: n1}
+        - metadata: {name: n2}
+          status: {allocatable: {cpu: 1}}
+        """
+    )
+    assert [n.allocatable.get("cpu") for n in load([path]).nodes] == [None, 1000]
+
+
+def test_error_inside_a_list_names_the_item(write_yaml: WriteYaml) -> None:
+    path = write_yaml(
+        """
+        apiVersion: v1
+        kind: List
+        items:
+        - {apiVersion: v1, kind: Node, metadata: {name: n1}}
+        - {apiVersion: v1, kind: Node, metadata: {name: n2}, status: {allocatable: {cpu: "-1"}}}
+        """
+    )
+    err = load_error(path)
+    assert str(err) == (
+        f"{path}[doc 0]: Node/n2: items[1].status.allocatable.cpu: must not be negative, got '-1'"
+    )
+
+
+def test_empty_list_and_list_without_items(write_yaml: WriteYaml) -> None:
+    path = write_yaml("apiVersion: v1\nkind: List\nitems: []\n---\napiVersion: v1\nkind: List\n")
+    assert load([path]).documents == []
+
+
+def test_invalid_yaml_names_the_line(write_yaml: WriteYaml) -> None:
+    path = write_yaml(NODE.format(name="n1") + "---\napiVersion: v1\nkind: Node\nmetadata: [a\n")
+    err = load_error(path)
+    assert (err.file, err.doc) == (str(path), 1)
+    assert "invalid YAML at line 12" in err.message
+
+
+def test_tab_indentation_is_invalid_yaml(write_yaml: WriteYaml) -> None:
+    path = write_yaml("apiVersion: v1\nkind: Node\nmetadata:\n\tname: n1\n")
+    err = load_error(path)
+    assert err.doc == 0 and "invalid YAML at line 4" in err.message
+
+
+ERROR_CASES = [
+    pytest.param(
+        NODE.format(name="n1").replace('cpu: "8"', "cpu: [1]"),
+        "Node/n1",
+        "status.allocatable.cpu",
+        "must be a quantity such as 2, 500m or 16Gi, not a list",
+        id="list-for-quantity",
+    ),
+    pytest.param(
+        NODE.format(name="n1").replace('cpu: "8"', 'cpu: "-8"'),
+        "Node/n1",
+        "status.allocatable.cpu",
+        "must not be negative",
+        id="negative-cpu",
+    ),
+    pytest.param(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {priority: high}\n",
+        "Pod/p",
+        "spec.priority",
+        "must be an integer, not a string ('high')",
+        id="string-priority",
+    ),
+    pytest.param(
+        "apiVersion: v1\nkind: Node\nmetadata: {labels: {a: b}}\n",
+        "Node",
+        "metadata.name",
+        "is required",
+        id="node-without-name",
+    ),
+    pytest.param(
+        "kind: Node\nmetadata: {name: n1}\n",
+        "Node/n1",
+        "apiVersion",
+        "is required",
+        id="missing-apiVersion",
+    ),
+    pytest.param(
+        "apiVersion: v1\nmetadata: {name: n1}\n",
+        "n1",
+        "kind",
+        "is required",
+        id="missing-kind",
+    ),
+    pytest.param(
+        "apiVersion: v1\nkind: [Node]\nmetadata: {name: n1}\n",
+        "n1",
+        "kind",
+        "must be a string, not a list",
+        id="kind-not-a-string",
+    ),
+    pytest.param(
+        "- apiVersion: v1\n  kind: Node\n",
+        None,
+        None,
+        "must be a Kubernetes object (a mapping), not a list",
+        id="document-is-a-list",
+    ),
+    pytest.param(
+        "just a string\n",
+        None,
+        None,
+        "must be a Kubernetes object (a mapping), not a str",
+        id="document-is-a-string",
+    ),
+    pytest.param(
+        "apiVersion: v1\nkind: List\nitems: {a: 1}\n",
+        "List",
+        "items",
+        "must be a list, not a mapping",
+        id="items-not-a-list",
+    ),
+    pytest.param(
+        "apiVersion: v2\nkind: Node\nmetadata: {name: n1}\n",
+        "Node/n1",
+        None,
+        "unsupported apiVersion 'v2' for kind Node; supported: v1",
+        id="wrong-version-of-known-kind",
+    ),
+    pytest.param(
+        NODE.format(name="n1") + "---\n" + NODE.format(name="n1"),
+        "Node/n1",
+        None,
+        "duplicate Node 'n1', first defined at",
+        id="duplicate-node",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "obj", "field", "message"), ERROR_CASES)
+def test_load_errors(
+    write_yaml: WriteYaml, text: str, obj: str | None, field: str | None, message: str
+) -> None:
+    path = write_yaml(text)
+    err = load_error(path)
+    assert err.file == str(path)
+    assert err.doc is not None
+    assert (err.obj, err.field) == (obj, field)
+    assert message in err.message
+
+
+def test_error_renders_on_one_line(write_yaml: WriteYaml) -> None:
+    path = write_yaml(
+        "---\n"
+        + NODE.format(name="n1")
+        + "---\n"
+        + NODE.format(name="gpu-7").replace('cpu: "8"', "cpu: 1.5.2")
+    )
+    assert str(load_error(path)) == (
+        f"{path}[doc 1]: Node/gpu-7: status.allocatable.cpu: "
+        "invalid quantity '1.5.2' (expected e.g. 2, 500m, 1.5, 16Gi, 1e3)"
+    )
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    err = load_error(tmp_path / "nope.yaml")
+    assert str(err) == f"{tmp_path / 'nope.yaml'}: file not found"
+
+
+UNKNOWN = "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n"
+
+
+def test_unknown_kind_lists_supported_kinds(write_yaml: WriteYaml) -> None:
+    err = load_error(write_yaml(UNKNOWN))
+    assert err.obj == "Widget/w"
+    assert "unsupported kind example.com/v1/Widget" in err.message
+    assert "v1/Node" in err.message and "v1/Pod" in err.message
+    assert "kueue.x-k8s.io/v1beta1/Topology" in err.message
+
+
+def test_ignore_unknown_turns_it_into_a_warning(write_yaml: WriteYaml) -> None:
+    path = write_yaml(NODE.format(name="n1") + "---\n" + UNKNOWN)
+    inputs = load([path], ignore_unknown=True)
+    assert [n.name for n in inputs.nodes] == ["n1"]
+    assert inputs.warnings == [
+        f"{path}[doc 1]: Widget/w: unsupported kind example.com/v1/Widget; skipped"
+    ]
+
+
+def test_nothing_is_half_applied(write_yaml: WriteYaml) -> None:
+    good = write_yaml(NODE.format(name="n1"), "good.yaml")
+    bad = write_yaml(NODE.format(name="n2").replace('"8"', "eight"), "bad.yaml")
+    with pytest.raises(InputError):
+        load([good, bad])
+    assert [n.name for n in load([good]).nodes] == ["n1"]
+
+
+# -- topology --------------------------------------------------------------------------
+
+KUEUE_TOPOLOGY = """
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Topology
+metadata: {name: default}
+spec:
+  levels:
+  - nodeLabel: topology.kubernetes.io/zone
+  - nodeLabel: example.com/rack
+  - nodeLabel: kubernetes.io/hostname
+"""
+
+
+def test_kueue_topology(write_yaml: WriteYaml) -> None:
+    path = write_yaml(KUEUE_TOPOLOGY)
+    inputs = load([path])
+    assert inputs.topology_levels == [
+        "topology.kubernetes.io/zone",
+        "example.com/rack",
+        "kubernetes.io/hostname",
+    ]
+    assert inputs.topology_source is not None and "Topology/default" in inputs.topology_source
+
+
+def test_kai_topology_that_agrees_is_fine(write_yaml: WriteYaml) -> None:
+    kai = KUEUE_TOPOLOGY.replace("kueue.x-k8s.io/v1beta1", "kai.scheduler/v1alpha1")
+    inputs = load([write_yaml(KUEUE_TOPOLOGY + "---\n" + kai)])
+    assert inputs.topology_levels is not None and len(inputs.topology_levels) == 3
+
+
+def test_topologies_that_disagree(write_yaml: WriteYaml) -> None:
+    other = KUEUE_TOPOLOGY.replace("example.com/rack", "example.com/block").replace(
+        "default", "other"
+    )
+    err = load_error(write_yaml(KUEUE_TOPOLOGY + "---\n" + other))
+    assert (err.doc, err.obj, err.field) == (1, "Topology/other", "spec.levels")
+    assert "disagree" in err.message
+
+
+@pytest.mark.parametrize(
+    ("spec", "field", "message"),
+    [
+        pytest.param("spec: {levels: []}", "spec.levels", "at least one level", id="no-levels"),
+        pytest.param("spec: {levels: [{}]}", "spec.levels[0].nodeLabel", "required", id="label"),
+        pytest.param(
+            "spec: {levels: [{nodeLabel: a}, {nodeLabel: a}]}",
+            "spec.levels[1].nodeLabel",
+            "duplicate",
+            id="duplicate",
+        ),
+        pytest.param("spec: levels", "spec", "must be a mapping", id="spec-string"),
+    ],
+)
+def test_topology_errors(write_yaml: WriteYaml, spec: str, field: str, message: str) -> None:
+    head = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Topology\nmetadata: {name: t}\n"
+    err = load_error(write_yaml(head + spec + "\n"))
+    assert err.field == field and message in err.message
+
+
+# -- registry --------------------------------------------------------------------------
+
+
+def test_registered_kind_is_dispatched(
+    write_yaml: WriteYaml, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    supported_kinds()  # front-ends register now, not into the copy below
+    registry = {kind: list(entries) for kind, entries in loader._REGISTRY.items()}
+    monkeypatch.setattr(loader, "_REGISTRY", registry)  # undone after the test
+
+    def handle(doc: Document, inputs: Inputs) -> None:
+        if doc.obj.get("spec") is None:
+            raise InputError("is required", field="spec")
+        inputs.add_object(doc, doc.name)
+
+    register("TestGadget", ("test.gangsched.io/v1",), handle)
+    assert "test.gangsched.io/v1/TestGadget" in supported_kinds()
+    ok = "apiVersion: test.gangsched.io/v1\nkind: TestGadget\nmetadata: {name: g}\nspec: {}\n"
+    assert load([write_yaml(ok)]).objects == {"TestGadget": ["g"]}
+    err = load_error(write_yaml(ok.replace("spec: {}\n", ""), "bad.yaml"))
+    assert (err.obj, err.field, err.message) == ("TestGadget/g", "spec", "is required")
+
+
+def test_package_exports_load() -> None:
+    assert gangsched.load is load
