@@ -26,6 +26,7 @@ MAX_PODS = 1_000_000
 class Constraint:
     key: str  # a node label key, e.g. topology.kubernetes.io/zone
     mode: Mode = "required"
+    value: str | None = None  # pinned: the one domain (label value) allowed, when required
 
 
 @dataclass

@@ -14,7 +14,7 @@ from gangsched.api.types import (
     Toleration,
 )
 from gangsched.cluster.state import ClusterState
-from gangsched.gang import Group
+from gangsched.gang import Constraint, Group
 from gangsched.placement import Decision, Options, place
 from gangsched.testing.builders import (
     BLOCK,
@@ -336,3 +336,39 @@ def test_hostname_constraint_without_a_host_level() -> None:
     state = cluster((("zone", 1), ("rack", 1), ("host", 3)))
     d = place(podset("p", 2, gpu=4, topology=cons("host")), state)
     assert d.admitted and len(labels_of(state, d, HOST)) == 1
+
+
+# -- pins and emulation switches --------------------------------------------------------
+
+
+def test_pinned_constraint_places_inside_that_domain() -> None:
+    state = cluster()
+    pin = (Constraint(RACK, "required", "z1-b0-r1"),)
+    d = place(group("g", [podset("g/w", 2, gpu=8)], topology=pin), state)
+    assert d.admitted and labels_of(state, d, RACK) == {"z1-b0-r1"}
+
+
+def test_pinned_constraint_to_a_full_domain_rejects() -> None:
+    state = cluster()
+    pin = (Constraint(RACK, "required", "z1-b0-r1"),)
+    d = place(group("g", [podset("g/w", 5, gpu=8)], topology=pin), state)
+    assert not d.admitted and "rack" in d.reason
+
+
+def test_extras_first_emulation_steals_the_minimum() -> None:
+    # the minimum-first instance: an engine growing each role fully before the next
+    # role's minimum (KEP-6012 alpha) rejects what gangsched admits
+    unit = lambda: disagg(4, 1, 2, 1, p_pods=1, d_pods=2)  # noqa: E731
+    alpha = Options(extras_first=True, child_order="given", backtrack_budget=0, score_top=1)
+    assert not place(unit(), flat(5), alpha).admitted
+    assert place(unit(), flat(5)).admitted
+
+
+def test_first_feasible_domain_emulation_ignores_tight_fit() -> None:
+    state = cluster()
+    take(state, "n-z1-b1-r1-h0", gpu=8)  # the last rack is the tightest fit for 3 pods
+    unit = lambda: group("g", [podset("g/w", 3, gpu=8)], topology=cons("rack"))  # noqa: E731
+    first = place(unit(), state, Options(domain_order="index"), commit=False)
+    best = place(unit(), state, commit=False)
+    assert labels_of(state, first, RACK) == {"z0-b0-r0"}
+    assert labels_of(state, best, RACK) == {"z1-b1-r1"}

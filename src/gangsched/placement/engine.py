@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 
@@ -40,6 +41,10 @@ class Options:
     score_top: int = 3  # candidates dry-run per choice for scoring
     max_dry_runs: int = 20_000  # hard cap on placement attempts per unit
     extras: bool = True
+    # emulation switches (for comparing with other schedulers; ours are the defaults)
+    child_order: Literal["size", "given"] = "size"  # biggest minimum first, or as listed
+    domain_order: Literal["fit", "index"] = "fit"  # tightest fit first, or first feasible
+    extras_first: bool = False  # grow each child fully before the next one's minimum
 
 
 @dataclass(frozen=True)
@@ -111,6 +116,7 @@ class _Demand:
     req: NodeRequirements
     cap: int | None
     count: int
+    owner: int = 0  # id of the capped PodSet (caps are per set), 0 when uncapped
 
 
 class _UnknownLevel(Exception):
@@ -136,6 +142,7 @@ class _Search:
         self._weights: dict[int, float] = {}
         self._sizes: dict[int, int] = {}
         self._simple: dict[int, bool] = {}
+        self._desired: dict[int, list[_Demand]] = {}
         self.ranking = False
         self._inv_total = state.inverse_totals
 
@@ -150,23 +157,43 @@ class _Search:
     def demand(self, node: TreeNode) -> list[_Demand]:
         """Lower bound on the pods per shape the node's minimum needs (largest first)."""
         d = self._demand.get(id(node))
-        if d is not None:
-            return d
-        acc: dict[tuple[Shape, NodeRequirements, int | None], int] = {}
+        if d is None:
+            d = self._demand[id(node)] = self._bound(node, full=False)
+        return d
+
+    def desired(self, node: TreeNode) -> list[_Demand]:
+        """Pods per shape the whole node asks for (minimum and extras)."""
+        d = self._desired.get(id(node))
+        if d is None:
+            d = self._desired[id(node)] = self._bound(node, full=True)
+        return d
+
+    def _bound(self, node: TreeNode, full: bool) -> list[_Demand]:
+        """Per shape: the pods needed whichever children are chosen. For a gang over
+        children that is, shape by shape, the ``min_groups`` smallest children's counts
+        (a valid lower bound even when children have different shapes). Sets with a
+        per-node cap stay separate: their caps do not add up."""
+        acc: dict[tuple[Shape, NodeRequirements, int | None, int], int] = {}
         if isinstance(node, PodSet):
-            if node.min_pods:
-                acc[(self.shape(node), node.requirements, node.max_pods_per_node)] = node.min_pods
+            count = node.size if full else node.min_pods
+            if count:
+                cap = node.max_pods_per_node
+                acc[(self.shape(node), node.requirements, cap, id(node) if cap else 0)] = count
         else:
-            kids = [self.demand(c) for c in node.children]
-            # the min_groups cheapest children: a valid lower bound whichever are chosen
-            kids.sort(key=lambda ds: sum(x.count for x in ds))
-            for ds in kids[: node.min_groups]:
+            kids = [self._bound(c, full) for c in node.children]
+            need = len(kids) if full else node.min_groups
+            per: dict[tuple[Shape, NodeRequirements, int | None, int], list[int]] = {}
+            for ds in kids:
                 for x in ds:
-                    k = (x.shape, x.req, x.cap)
-                    acc[k] = acc.get(k, 0) + x.count
-        out = [_Demand(s, r, c, n) for (s, r, c), n in acc.items()]
+                    per.setdefault((x.shape, x.req, x.cap, x.owner), []).append(x.count)
+            for k, counts in per.items():
+                counts += [0] * (len(kids) - len(counts))
+                counts.sort()
+                total = sum(counts[:need])
+                if total:
+                    acc[k] = total
+        out = [_Demand(s, r, c, n, o) for (s, r, c, o), n in acc.items()]
         out.sort(key=lambda x: -self._shape_weight(x.shape) * x.count)
-        self._demand[id(node)] = out
         return out
 
     def _shape_weight(self, shape: Shape) -> float:
@@ -231,6 +258,18 @@ class _Search:
             out.append(None)
         return out
 
+    def pin(self, node: TreeNode, key: str, value: str, lo: int, hi: int) -> tuple[int, int]:
+        """The part of [lo, hi) inside the domain of ``key`` whose label is ``value``
+        (empty when there is none)."""
+        lv = self.topo.level_for(key)
+        if lv is None or hi <= lo:
+            raise _UnknownLevel(key, node.path)
+        d0, d1 = int(lv.node_domain[lo]), int(lv.node_domain[hi - 1]) + 1
+        for d in range(d0, d1):
+            if lv.valid[d] and lv.values[d] == value:
+                return max(int(lv.starts[d]), lo), min(int(lv.ends[d]), hi)
+        return lo, lo
+
     def level_at(self, i: int) -> Level:
         levels = self.topo.levels
         if i < len(levels):
@@ -253,7 +292,7 @@ class _Search:
         return (max(int(lv.starts[d]), lo), min(int(lv.ends[d]), hi))
 
     def candidates(
-        self, node: TreeNode, level: Level | None, lo: int, hi: int
+        self, node: TreeNode, level: Level | None, lo: int, hi: int, within: Level | None = None
     ) -> tuple[_Candidates, int, str | None]:
         """Domains of ``level`` inside [lo, hi) that pass the capacity bound, best first.
 
@@ -284,24 +323,30 @@ class _Search:
             starts, ends = np.maximum(starts, lo), np.minimum(ends, hi)
         valid = level.valid[d0:d1]
         ok_mask = valid.copy()
-        main_sum: np.ndarray | None = None
-        for i, dem in enumerate(dems):
+        if within is not None:  # a preferred level narrower than the required one
+            ok_mask &= within.valid[within.node_domain[starts]]
+
+        def sums_of(dem: _Demand) -> np.ndarray:
             if whole:
-                sums = self.state.domain_sums(dem.shape, dem.req, dem.cap, level)[d0:d1]
-            else:
-                sums = np.add.reduceat(self.capacity(dem, lo, hi), starts - lo)
-            if i == 0:
-                main_sum = sums
-            ok_mask &= sums >= dem.count
+                return self.state.domain_sums(dem.shape, dem.req, dem.cap, level)[d0:d1]
+            return np.add.reduceat(self.capacity(dem, lo, hi), starts - lo)
+
+        for dem in dems:
+            ok_mask &= sums_of(dem) >= dem.count
         ids = np.flatnonzero(ok_mask)
+        # order (and explain) by the main shape: of the minimum, else of what is asked
+        main = dems[0] if dems else next(iter(self.desired(node)), None)
         best, where = -1, None
-        if main_sum is not None and len(main_sum):
+        if main is None:
+            return _Candidates(starts[ids], ends[ids], ids + d0, level, self.topo), best, where
+        main_sum = sums_of(main)
+        if len(main_sum):
             masked = np.where(valid, main_sum, -1)
             j = int(np.argmax(masked))
             best, where = int(min(masked[j], BIG)), self.topo.domain_path(level, d0 + j)
-        if len(ids) > 1 and main_sum is not None:
+        if len(ids) > 1 and self.opts.domain_order == "fit":
             # room for wanted extras (more is better), then slack (less is better), then index
-            slack = np.minimum(main_sum[ids] - dems[0].count, BIG)
+            slack = np.minimum(main_sum[ids] - (main.count if dems else 0), BIG)
             room = np.minimum(slack, self.want(node))
             ids = ids[np.argsort((BIG - room) * (BIG + 1) + slack, kind="stable")]
         return _Candidates(starts[ids], ends[ids], ids + d0, level, self.topo), best, where
@@ -324,8 +369,20 @@ class _Search:
         next one."""
         yielded = False
         best_seen, best_where, best_level = -1, None, None
+        for con in node.topology:
+            if con.value is not None and con.mode == "required":
+                lo, hi = self.pin(node, con.key, con.value, lo, hi)
+                if lo >= hi:
+                    self.notes[node.path] = (
+                        f"{node.name}: pinned to {level_noun(con.key)} {con.value}, "
+                        "which is not inside its parent's domain"
+                    )
+                    return
+        req = required_key(node)
+        req_level = self.topo.level_for(req) if req is not None else None
         for level in self.tiers(node):
-            cands, best, where = self.candidates(node, level, lo, hi)
+            within = req_level if level is not None and level is not req_level else None
+            cands, best, where = self.candidates(node, level, lo, hi, within)
             if best > best_seen or best_level is None:
                 best_seen, best_where, best_level = best, where, level
             if not cands:
@@ -389,7 +446,9 @@ class _Search:
         self, g: Group, c: _Candidate, outer: tuple[int, int] | None
     ) -> _GRes | None:
         res = _GRes(g, c.lo, c.hi, outer, c)
-        order = sorted(range(len(g.children)), key=lambda i: (-self.weight(g.children[i]), i))
+        order = list(range(len(g.children)))
+        if self.opts.child_order == "size":
+            order.sort(key=lambda i: (-self.weight(g.children[i]), i))
         need = g.min_groups
         stuck_at, stuck_child = 0, ""  # deepest sibling position the search failed at
 
@@ -404,6 +463,8 @@ class _Search:
             m = self.txn.mark()
             for r in self.alternatives(child, c.lo, c.hi):
                 res.kids[i] = r
+                if self.opts.extras_first:
+                    self.grow(r, self.size(child))
                 if dfs(pos + 1, sat + 1):
                     return True
                 del res.kids[i]
@@ -529,8 +590,9 @@ class _Search:
             self.backtrack = saved
             if got is not None:
                 res.kids[i] = got
-                extra = self.grow(got, quota - got.placed) if got.placed < quota else 0
-                return got.placed + extra
+                if got.placed < quota:
+                    self.grow(got, quota - got.placed)  # counted in got.placed
+                return got.placed
             self.txn.rollback_to(m)
         return 0
 

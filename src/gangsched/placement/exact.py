@@ -1,0 +1,358 @@
+"""An exact MILP for one scheduling unit: is it feasible, and how many pods fit at most?
+
+The model is the engine's contract (DESIGN.md section 2), nothing more; it is the yardstick
+the engine's search is measured against on small instances (<= 64 nodes, <= ~200 pods).
+
+Variables
+
+- ``x[s, n]`` integer: pods of PodSet s on node n, only for nodes that pass the set's mask,
+  carry every label its required constraints need, and can hold at least one pod; upper
+  bound min(size, max_pods_per_node, fit on free capacity).
+- ``y[v]`` binary for every tree node: v is active (satisfied); the root is fixed to 1.
+- ``z[v, d]`` binary for every tree node with a required constraint and each domain d of
+  its key: v's pods live in domain d.
+
+Constraints
+
+- capacity: sum_s req[s, r] * x[s, n] <= free[r, n] for each node and requested resource;
+- PodSet: min_s * y_s <= sum_n x[s, n] <= size_s * y_s;
+- Group g: y_c <= y_g for each child; sum_c y_c >= min_groups * y_g; pods of g's subtree
+  >= min_pods * y_g;
+- required topology on v: sum_d z[v, d] <= y_v and, for each set s under v and domain d,
+  sum_{n in d} x[s, n] <= size_s * z[v, d] (the per-domain sum of the per-node big-M rows);
+- symmetry: among identical siblings, y and subtree pods are non-increasing.
+
+Phase 1 minimizes the pods placed (feasibility and the fewest pods that satisfy the
+root), phase 2 maximizes them. HiGHS through :func:`scipy.optimize.milp`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+import time
+from collections.abc import Hashable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.optimize import Bounds, LinearConstraint, OptimizeResult, milp
+from scipy.sparse import coo_matrix
+
+from gangsched.cluster.state import ClusterState
+from gangsched.gang import Group, PodSet, podsets, required_key, walk
+from gangsched.gang import Node as TreeNode
+from gangsched.placement.verify import domain_value
+
+
+@dataclass
+class ExactResult:
+    feasible: bool
+    max_pods: int | None  # most pods placeable with the root satisfied (None: not solved)
+    min_pods_needed: int  # fewest pods that satisfy the root (0 when infeasible)
+    status: str  # optimal | infeasible | time_limit (feasible, max not proven) | unknown
+    max_pods_bound: int | None = None  # proven upper bound on max_pods
+    assignments: dict[str, str] | None = None  # a placement with max_pods (or the minimum)
+    seconds: float = 0.0
+    variables: int = 0
+    rows: int = 0
+
+
+@dataclass
+class _Model:
+    c_pods: np.ndarray  # objective coefficients counting pods
+    integrality: np.ndarray
+    lb: np.ndarray
+    ub: np.ndarray
+    a: coo_matrix | None
+    row_lb: np.ndarray
+    row_ub: np.ndarray
+    xvars: list[tuple[PodSet, int]] = field(default_factory=list)  # (set, node) per x var
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.lb: list[float] = []
+        self.ub: list[float] = []
+        self.integer: list[int] = []
+        self.rows: list[int] = []
+        self.cols: list[int] = []
+        self.vals: list[float] = []
+        self.row_lb: list[float] = []
+        self.row_ub: list[float] = []
+
+    def var(self, lb: float, ub: float) -> int:
+        self.lb.append(lb)
+        self.ub.append(ub)
+        self.integer.append(1)
+        return len(self.lb) - 1
+
+    def row(self, terms: list[tuple[int, float]], lo: float, hi: float) -> None:
+        r = len(self.row_lb)
+        for col, val in terms:
+            if val:
+                self.rows.append(r)
+                self.cols.append(col)
+                self.vals.append(val)
+        self.row_lb.append(lo)
+        self.row_ub.append(hi)
+
+
+def _signature(v: TreeNode) -> Hashable:
+    """Structure of a subtree without names: identical siblings are interchangeable."""
+    if isinstance(v, PodSet):
+        return (
+            "S", v.size, v.min_pods, tuple(sorted(v.requests.items())), v.requirements,
+            v.topology, v.max_pods_per_node,
+        )
+    return ("G", v.min_groups, v.min_pods, v.topology, tuple(_signature(c) for c in v.children))
+
+
+def build(unit: TreeNode, state: ClusterState) -> _Model:
+    """The MILP of ``unit`` on ``state.free`` (x variables first)."""
+    b = _Builder()
+    n_nodes = state.n_nodes
+    nodes = state.topology.nodes
+    inf = np.inf
+
+    # keys required on each set's path from the root
+    req_keys: dict[int, list[str]] = {}
+
+    def collect(v: TreeNode, keys: list[str]) -> None:
+        k = required_key(v)
+        here = [*keys, k] if k is not None else keys
+        if isinstance(v, PodSet):
+            req_keys[id(v)] = here
+        else:
+            for c in v.children:
+                collect(c, here)
+
+    collect(unit, [])
+
+    # x variables
+    xcols: dict[int, list[tuple[int, int]]] = {}  # id(set) -> [(node, col)]
+    xvars: list[tuple[PodSet, int]] = []
+    for ps in podsets(unit):
+        shape = state.shape(ps.requests)
+        cols: list[tuple[int, int]] = []
+        xcols[id(ps)] = cols
+        if shape.impossible or ps.size == 0:
+            continue
+        ub = np.full(n_nodes, ps.size, dtype=np.int64)
+        if ps.max_pods_per_node is not None:
+            np.minimum(ub, ps.max_pods_per_node, out=ub)
+        for r, a in zip(shape.index, shape.amount, strict=True):
+            np.minimum(ub, np.maximum(state.free[r] // a, 0), out=ub)
+        ok = state.mask(ps.requirements) & (ub > 0)
+        for k in req_keys[id(ps)]:
+            ok &= np.fromiter(
+                (domain_value(state, nd, k) is not None for nd in nodes), dtype=bool,
+                count=n_nodes,
+            )
+        for j in np.flatnonzero(ok).tolist():
+            col = b.var(0, float(ub[j]))
+            cols.append((j, col))
+            xvars.append((ps, j))
+    n_x = len(b.lb)
+
+    # y variables
+    ycol: dict[int, int] = {}
+    for v in walk(unit):
+        ycol[id(v)] = b.var(1 if v is unit else 0, 1)
+
+    # capacity rows
+    cap_terms: dict[tuple[int, int], list[tuple[int, float]]] = {}
+    for ps in podsets(unit):
+        shape = state.shape(ps.requests)
+        for j, col in xcols[id(ps)]:
+            for r, a in zip(shape.index, shape.amount, strict=True):
+                cap_terms.setdefault((r, j), []).append((col, float(a)))
+    for (r, j), terms in sorted(cap_terms.items()):
+        if len(terms) > 1:  # a single set is already bounded by its fit
+            b.row(terms, -inf, float(state.free[r, j]))
+
+    def pods_terms(v: TreeNode) -> list[tuple[int, float]]:
+        return [(col, 1.0) for ps in podsets(v) for _, col in xcols[id(ps)]]
+
+    # tree rows
+    for v in walk(unit):
+        yv = ycol[id(v)]
+        if isinstance(v, PodSet):
+            terms = pods_terms(v)
+            b.row([*terms, (yv, -float(v.size))], -inf, 0)
+            if v.min_pods:
+                b.row([*terms, (yv, -float(v.min_pods))], 0, inf)
+            continue
+        assert isinstance(v, Group)
+        for c in v.children:
+            b.row([(ycol[id(c)], 1.0), (yv, -1.0)], -inf, 0)
+        if v.min_groups:
+            b.row([*((ycol[id(c)], 1.0) for c in v.children), (yv, -float(v.min_groups))],
+                  0, inf)
+        if v.min_pods:
+            b.row([*pods_terms(v), (yv, -float(v.min_pods))], 0, inf)
+        # symmetry breaking among identical siblings
+        sigs = [_signature(c) for c in v.children]
+        for a_i in range(len(v.children) - 1):
+            for b_i in range(a_i + 1, len(v.children)):
+                if sigs[b_i] == sigs[a_i]:
+                    ci, ck = v.children[a_i], v.children[b_i]
+                    b.row([(ycol[id(ci)], 1.0), (ycol[id(ck)], -1.0)], 0, inf)
+                    b.row([*pods_terms(ci), *((col, -val) for col, val in pods_terms(ck))],
+                          0, inf)
+                    break  # chain to the next identical sibling only
+
+    # required topology
+    for v in walk(unit):
+        key = required_key(v)
+        if key is None:
+            continue
+        dom_of = [domain_value(state, nd, key) for nd in nodes]
+        per_set: list[tuple[PodSet, dict[str, list[int]]]] = []
+        domains: dict[str, None] = {}
+        for ps in podsets(v):
+            by_dom: dict[str, list[int]] = {}
+            for j, col in xcols[id(ps)]:
+                dv = dom_of[j]
+                assert dv is not None  # filtered out above
+                by_dom.setdefault(dv, []).append(col)
+                domains[dv] = None
+            per_set.append((ps, by_dom))
+        if len(domains) <= 1:
+            continue  # at most one domain reachable: the constraint holds by construction
+        zcol = {dv: b.var(0, 1) for dv in domains}
+        b.row([*((z, 1.0) for z in zcol.values()), (ycol[id(v)], -1.0)], -inf, 0)
+        for ps, by_dom in per_set:
+            for dv, dcols in by_dom.items():
+                big = float(min(ps.size, sum(b.ub[c] for c in dcols)))
+                b.row([*((c, 1.0) for c in dcols), (zcol[dv], -big)], -inf, 0)
+
+    n_vars = len(b.lb)
+    c_pods = np.zeros(n_vars)
+    c_pods[:n_x] = 1.0
+    matrix = None
+    if b.row_lb:
+        matrix = coo_matrix(
+            (np.asarray(b.vals), (np.asarray(b.rows), np.asarray(b.cols))),
+            shape=(len(b.row_lb), n_vars),
+        )
+    return _Model(
+        c_pods=c_pods,
+        integrality=np.asarray(b.integer),
+        lb=np.asarray(b.lb, dtype=float),
+        ub=np.asarray(b.ub, dtype=float),
+        a=matrix,
+        row_lb=np.asarray(b.row_lb, dtype=float),
+        row_ub=np.asarray(b.row_ub, dtype=float),
+        xvars=xvars,
+    )
+
+
+def _flush_c_stdio() -> None:
+    with suppress(OSError, AttributeError, TypeError):  # no C library handle (Windows)
+        ctypes.CDLL(None).fflush(None)
+
+
+@contextmanager
+def _quiet_stdout() -> Iterator[None]:
+    """HiGHS now and then prints debug lines straight to file descriptor 1, past
+    ``disp=False``; keep them out of the caller's output (e.g. a rich table)."""
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+    except (OSError, ValueError):
+        yield
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+        yield
+    finally:
+        _flush_c_stdio()
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
+
+
+def _run(model: _Model, sign: float, time_limit: float) -> OptimizeResult:
+    constraints = (
+        [LinearConstraint(model.a.tocsr(), model.row_lb, model.row_ub)]
+        if model.a is not None
+        else []
+    )
+    with _quiet_stdout():
+        return milp(
+            sign * model.c_pods,
+            integrality=model.integrality,
+            bounds=Bounds(model.lb, model.ub),
+            constraints=constraints,
+            options={"disp": False, "time_limit": max(time_limit, 0.01)},
+        )
+
+
+def _assignments(model: _Model, x: np.ndarray, state: ClusterState) -> dict[str, str]:
+    names = [nd.name for nd in state.topology.nodes]
+    counts = np.rint(x[: len(model.xvars)]).astype(np.int64)
+    taken: dict[int, int] = {}
+    out: dict[str, str] = {}
+    for (ps, j), c in zip(model.xvars, counts.tolist(), strict=True):
+        k = taken.get(id(ps), 0)
+        for p in ps.pods[k : k + c]:
+            out[p] = names[j]
+        taken[id(ps)] = k + c
+    return out
+
+
+def solve(
+    unit: TreeNode, state: ClusterState, *, time_limit: float = 10.0, maximize: bool = True
+) -> ExactResult:
+    """Decide ``unit`` exactly on ``state.free``: feasibility, fewest and most pods.
+
+    ``time_limit`` applies to each phase. With ``maximize=False`` only phase 1 runs
+    (``max_pods`` stays None). The state is not modified.
+    """
+    t0 = time.perf_counter()
+    model = build(unit, state)
+    n_vars = len(model.lb)
+    rows = len(model.row_lb)
+
+    def done(
+        feasible: bool,
+        max_pods: int | None,
+        min_needed: int,
+        status: str,
+        bound: int | None = None,
+        x: np.ndarray | None = None,
+    ) -> ExactResult:
+        return ExactResult(
+            feasible=feasible,
+            max_pods=max_pods,
+            min_pods_needed=min_needed,
+            status=status,
+            max_pods_bound=bound,
+            assignments=_assignments(model, x, state) if x is not None else None,
+            seconds=time.perf_counter() - t0,
+            variables=n_vars,
+            rows=rows,
+        )
+
+    first = _run(model, 1.0, time_limit)
+    if first.status == 2:
+        return done(False, None, 0, "infeasible", bound=0)
+    if first.x is None:
+        return done(False, None, 0, "unknown" if first.status == 1 else f"error: {first.message}")
+    min_needed = round(float(model.c_pods @ first.x))
+    if not maximize:
+        return done(True, None, min_needed, "optimal" if first.status == 0 else "time_limit",
+                    x=first.x)
+    second = _run(model, -1.0, time_limit)
+    if second.x is None:
+        return done(True, None, min_needed, "time_limit", x=first.x)
+    best = round(float(model.c_pods @ second.x))
+    bound = best
+    dual = getattr(second, "mip_dual_bound", None)
+    if second.status != 0 and dual is not None and np.isfinite(dual):
+        bound = max(best, int(np.floor(-float(dual) + 1e-6)))
+    status = "optimal" if second.status == 0 else "time_limit"
+    return done(True, best, min_needed, status, bound=bound, x=second.x)

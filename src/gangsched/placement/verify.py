@@ -1,0 +1,208 @@
+"""An independent checker for placements (the contract of DESIGN.md section 2).
+
+``verify(unit, state_before, assignments)`` recomputes everything from the gang tree, the
+node labels and the state's arrays, and lists every rule the assignment breaks. It shares
+no code with the engine's search, so it can judge the engine (and the exact solver).
+
+Rules (the engine's contract):
+
+- every assigned pod belongs to the unit and every node exists;
+- a pod's node passes ``state.mask(podset.requirements)``, and a PodSet's
+  ``max_pods_per_node`` holds;
+- per node and resource, the placed pods' requests fit in ``state_before.free``
+  (a resource a pod does not request is not checked);
+- a PodSet is satisfied when at least ``min_pods`` of its pods are placed; a Group when at
+  least ``min_groups`` children are satisfied, at least ``min_pods`` subtree pods are
+  placed and its required topology holds;
+- every tree node with placed pods is satisfied (extras are all-or-nothing per child), and
+  the root is satisfied;
+- a required constraint on key K: all the subtree's pods on nodes sharing one value of K;
+  nodes lacking K cannot host them. ``kubernetes.io/hostname`` that is not a topology
+  level means one node.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+
+import numpy as np
+
+from gangsched.api.types import Node as ClusterNode
+from gangsched.cluster.state import ClusterState
+from gangsched.cluster.topology import HOSTNAME
+from gangsched.gang import Group, PodSet, podsets, required_key
+from gangsched.gang import Node as TreeNode
+
+
+def domain_value(state: ClusterState, node: ClusterNode, key: str) -> str | None:
+    """The domain of ``node`` for a topology key (None: the node lacks the label)."""
+    if key == HOSTNAME and key not in state.topology.keys:
+        return node.name
+    return node.labels.get(key)
+
+
+def verify(
+    unit: TreeNode, state_before: ClusterState, assignments: Mapping[str, str]
+) -> list[str]:
+    """Every rule ``assignments`` (pod key -> node name) breaks; empty means sound."""
+    out: list[str] = []
+    topo = state_before.topology
+    index = topo.index
+    owner: dict[str, PodSet] = {}
+    for ps in podsets(unit):
+        for p in ps.pods:
+            owner[p] = ps
+
+    # pods per (PodSet path, node index); unknown pods and nodes are reported and skipped
+    per_set: dict[str, Counter[int]] = {ps.path: Counter() for ps in podsets(unit)}
+    for pod, node_name in assignments.items():
+        own = owner.get(pod)
+        if own is None:
+            out.append(f"unknown pod {pod!r} (not in unit {unit.path})")
+            continue
+        j = index.get(node_name)
+        if j is None:
+            out.append(f"pod {pod} on unknown node {node_name!r}")
+            continue
+        per_set[own.path][j] += 1
+
+    # node filters and per-node caps
+    n_nodes = state_before.n_nodes
+    load = np.zeros((len(state_before.resources), n_nodes), dtype=np.int64)
+    for ps in podsets(unit):
+        counts = per_set[ps.path]
+        if not counts:
+            continue
+        mask = state_before.mask(ps.requirements)
+        for j, c in sorted(counts.items()):
+            name = topo.nodes[j].name
+            if not mask[j]:
+                out.append(
+                    f"{ps.path}: {c} pod(s) on node {name}, which is unschedulable or fails "
+                    f"the set's selector/affinity/taints"
+                )
+            if ps.max_pods_per_node is not None and c > ps.max_pods_per_node:
+                out.append(
+                    f"{ps.path}: {c} pods on node {name}, above max_pods_per_node "
+                    f"{ps.max_pods_per_node}"
+                )
+        for res, amount in sorted(ps.requests.items()):
+            if amount <= 0:
+                continue
+            r = state_before.rindex.get(res)
+            if r is None:
+                out.append(
+                    f"{ps.path}: requests {res}, which no node has, yet {sum(counts.values())} "
+                    f"pod(s) were placed"
+                )
+                continue
+            for j, c in counts.items():
+                load[r, j] += amount * c
+
+    # capacity
+    used = load > 0
+    over = used & (load > state_before.free)
+    for r, j in zip(*np.nonzero(over), strict=True):
+        out.append(
+            f"node {topo.nodes[int(j)].name}: {state_before.resources[int(r)]} over capacity "
+            f"(placed {int(load[r, j])}, free {int(state_before.free[r, j])})"
+        )
+
+    # satisfaction, all-or-nothing and topology, bottom-up
+    def nodes_of(v: TreeNode) -> Counter[int]:
+        acc: Counter[int] = Counter()
+        for ps in podsets(v):
+            acc.update(per_set[ps.path])
+        return acc
+
+    def visit(v: TreeNode, is_root: bool) -> tuple[bool, int]:
+        """(satisfied, placed pods in subtree); reports broken rules of v's subtree."""
+        problems: list[str] = []
+        if isinstance(v, PodSet):
+            placed = sum(per_set[v.path].values())
+            if placed < v.min_pods:
+                problems.append(f"{placed} of min_pods {v.min_pods} pods placed")
+        else:
+            kids = [visit(c, False) for c in v.children]
+            placed = sum(p for _, p in kids)
+            sat = sum(1 for s, _ in kids if s)
+            if sat < v.min_groups:
+                problems.append(f"{sat} of min_groups {v.min_groups} children satisfied")
+            if placed < v.min_pods:
+                problems.append(f"{placed} of min_pods {v.min_pods} pods placed")
+        key = required_key(v)
+        if key is not None and placed:
+            values: set[str] = set()
+            lacking: list[str] = []
+            for j in sorted(nodes_of(v)):
+                nd = topo.nodes[j]
+                val = domain_value(state_before, nd, key)
+                if val is None:
+                    lacking.append(nd.name)
+                else:
+                    values.add(val)
+            if lacking:
+                msg = f"pods on node(s) lacking label {key}: {', '.join(lacking[:5])}"
+                out.append(f"{v.path}: required topology broken: {msg}")
+                problems.append("required topology broken")
+            if len(values) > 1:
+                shown = ", ".join(sorted(values)[:5])
+                out.append(
+                    f"{v.path}: required topology broken: pods span {len(values)} values "
+                    f"of {key} ({shown})"
+                )
+                problems.append("required topology broken")
+        satisfied = not problems
+        if not satisfied:
+            what = "; ".join(dict.fromkeys(problems))
+            if is_root:
+                out.append(f"{v.path}: minimum not met (root not satisfied): {what}")
+            elif placed:
+                out.append(
+                    f"{v.path}: has {placed} pod(s) placed but is not satisfied "
+                    f"(all-or-nothing per child): {what}"
+                )
+        return satisfied, placed
+
+    visit(unit, True)
+    return out
+
+
+def tree_minimum(node: TreeNode) -> int:
+    """Fewest pods that satisfy ``node`` ignoring capacity and topology (0 if impossible).
+
+    Exact for the tree's structure: a child with placed pods must be satisfied, so a Group
+    combines its children's achievable pod counts, not just their minimums.
+    """
+    counts = achievable(node)
+    return min(counts) if counts else 0
+
+
+def achievable(node: TreeNode) -> set[int]:
+    """Every pod count with which ``node`` can be satisfied (capacity ignored)."""
+    bits = _achievable_bits(node)
+    return {i for i in range(bits.bit_length()) if bits >> i & 1}
+
+
+def _achievable_bits(node: TreeNode) -> int:
+    """:func:`achievable` as a bitset (bit t set: t pods can satisfy the node)."""
+    if isinstance(node, PodSet):
+        return ((1 << (node.size + 1)) - 1) & ~((1 << node.min_pods) - 1)
+    assert isinstance(node, Group)
+    need = node.min_groups
+    # reach[k]: pod totals reachable with k satisfied children (k capped at need)
+    reach = [0] * (need + 1)
+    reach[0] = 1
+    for child in node.children:
+        opts = _achievable_bits(child)
+        shifts = [o for o in range(opts.bit_length()) if opts >> o & 1]
+        nxt = list(reach)  # the child left out: zero pods, not counted
+        for k, totals in enumerate(reach):
+            if not totals:
+                continue
+            k2 = min(k + 1, need)
+            for o in shifts:
+                nxt[k2] |= totals << o
+        reach = nxt
+    return reach[need] & ~((1 << node.min_pods) - 1)
