@@ -19,6 +19,8 @@ class GroupOutcome:
     children: int = 0
     domain: str | None = None  # the topology domain the group was pinned to, if any
     satisfied: bool = False
+    domain_key: str | None = None  # that domain's label key and value, to pin it again
+    domain_value: str | None = None
 
 
 @dataclass

@@ -61,6 +61,13 @@ class _Candidate:
             return None
         return self.topo.domain_path(self.level, self.d)
 
+    @property
+    def pin(self) -> tuple[str | None, str | None]:
+        """(label key, label value) of the chosen domain, or (None, None)."""
+        if self.level is None:
+            return None, None
+        return self.level.key, self.level.values[self.d]
+
 
 @dataclass
 class _Candidates:
@@ -698,6 +705,7 @@ def _outcomes(node: TreeNode, r: _Res | None, out: list[GroupOutcome]) -> None:
                 path=node.path, kind="PodSet", placed_pods=placed, min_pods=node.min_pods,
                 size=node.size, domain=_label(r),
                 satisfied=r is not None and placed >= node.min_pods,
+                domain_key=_pin(r)[0], domain_value=_pin(r)[1],
             )
         )
         return
@@ -712,6 +720,7 @@ def _outcomes(node: TreeNode, r: _Res | None, out: list[GroupOutcome]) -> None:
             size=node.size, satisfied_children=sat, min_groups=node.min_groups,
             children=len(node.children), domain=_label(r),
             satisfied=r is not None,
+            domain_key=_pin(r)[0], domain_value=_pin(r)[1],
         )
     )
     for i, ch in enumerate(node.children):
@@ -720,6 +729,10 @@ def _outcomes(node: TreeNode, r: _Res | None, out: list[GroupOutcome]) -> None:
 
 def _label(r: _Res | None) -> str | None:
     return r.cand.label if r is not None and r.cand is not None else None
+
+
+def _pin(r: _Res | None) -> tuple[str | None, str | None]:
+    return r.cand.pin if r is not None and r.cand is not None else (None, None)
 
 
 def _assign(r: _Res, names: list[str], out: dict[str, str]) -> None:
