@@ -15,6 +15,7 @@ import typer
 from gangsched.cli import bench, cluster
 from gangsched.cli.common import App, out
 from gangsched.cli.place import place_cmd
+from gangsched.cli.translate import translate_cmd
 
 app = App(
     help="Hierarchical, topology-aware gang scheduler for AI workloads on Kubernetes.",
@@ -23,6 +24,7 @@ app = App(
 app.add_typer(cluster.app, name="cluster")
 app.add_typer(bench.app, name="bench")
 app.command("place")(place_cmd)
+app.command("translate")(translate_cmd)
 
 
 def package_version() -> str:

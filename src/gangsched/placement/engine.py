@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import numpy as np
@@ -28,7 +28,7 @@ import numpy as np
 from gangsched.api.types import NodeRequirements
 from gangsched.cluster.state import BIG, ClusterState, Shape, Transaction
 from gangsched.cluster.topology import HOSTNAME, Level, Topology
-from gangsched.gang import Group, PodSet, preferred_key, required_key
+from gangsched.gang import Group, PodSet, preferred_key, required_key, walk
 from gangsched.gang import Node as TreeNode
 from gangsched.placement.decision import Decision, GroupOutcome
 from gangsched.placement.describe import describe_requests, level_noun, plural
@@ -41,6 +41,7 @@ class Options:
     score_top: int = 3  # candidates dry-run per choice for scoring
     max_dry_runs: int = 20_000  # hard cap on placement attempts per unit
     extras: bool = True
+    raise_budget: int = 16  # backtracking for each raised-minimum attempt (extras by search)
     # emulation switches (for comparing with other schedulers; ours are the defaults)
     child_order: Literal["size", "given"] = "size"  # biggest minimum first, or as listed
     domain_order: Literal["fit", "index"] = "fit"  # tightest fit first, or first feasible
@@ -150,6 +151,7 @@ class _Search:
         self._sizes: dict[int, int] = {}
         self._simple: dict[int, bool] = {}
         self._desired: dict[int, list[_Demand]] = {}
+        self.originals: dict[str, TreeNode] = {}  # path -> the unit's own node (raised searches)
         self.ranking = False
         self._inv_total = state.inverse_totals
 
@@ -584,6 +586,7 @@ class _Search:
 
     def grow_child(self, res: _GRes, i: int, quota: int) -> int:
         ch = res.node.children[i]
+        ch = self.originals.get(ch.path, ch)  # an extra child asks for its own minimum
         r = res.kids.get(i)
         if r is not None:
             return self.grow(r, quota)
@@ -655,31 +658,38 @@ class _Search:
         )
 
     def reason(self, root: TreeNode) -> str:
-        """Why the unit was rejected: descend to the deepest group that cannot be placed
-        even on its own (a cheap dry run, no backtracking), and report its note; if every
-        child fits alone, the failing combination's own note."""
+        """Why the unit was rejected. Descend to the group that cannot be placed: first a
+        child that does not fit even alone; else, placing children one by one in search
+        order, the first that no longer fits beside its earlier siblings. Report the
+        root's own note and that group's (cheap dry runs, no backtracking)."""
         self.backtrack = 0
+        first_note = self.notes.get(root.path)
+        start = self.txn.mark()
+        chain: list[TreeNode] = []
         node = root
         while isinstance(node, Group):
-            culprit = None
-            for child in sorted(node.children, key=lambda c: -self.weight(c)):
-                m = self.txn.mark()
-                fits = next(self.alternatives(child, 0, self.state.n_nodes), None) is not None
-                self.txn.rollback_to(m)
-                if not fits:
-                    culprit = child
-                    break
+            order = sorted(node.children, key=lambda c: -self.weight(c))
+            culprit = next((c for c in order if not self.fits_alone(c)), None)
+            if culprit is None:
+                for child in order:
+                    if next(self.alternatives(child, 0, self.state.n_nodes), None) is None:
+                        culprit = child
+                        break
             if culprit is None:
                 break
+            chain.append(culprit)
             node = culprit
-        note = self.notes.get(node.path)
-        if note is None and node is root and self.notes:
-            # follow the blocking child recorded by the root's own search
-            path: str | None = root.path
-            while path is not None and path in self.blocker:
-                path = self.blocker[path]
-            note = self.notes.get(path or "") or self.notes.get(root.path)
-        return note or f"{root.name}: does not fit"
+        self.txn.rollback_to(start)
+        # the root's note, then the highest group below it that explains itself
+        blamed = next((self.notes[c.path] for c in chain if c.path in self.notes), None)
+        parts = [p for p in (first_note, blamed) if p]
+        return "; ".join(parts) if parts else f"{root.name}: does not fit"
+
+    def fits_alone(self, node: TreeNode) -> bool:
+        m = self.txn.mark()
+        fits = next(self.alternatives(node, 0, self.state.n_nodes), None) is not None
+        self.txn.rollback_to(m)
+        return fits
 
 
 def where_text(c: _Candidate) -> str:
@@ -754,6 +764,43 @@ def _minimum_pods(node: TreeNode) -> int:
     return max(node.min_pods, sum(kids[: node.min_groups]))
 
 
+RAISE_STEPS = (1.0, 0.75, 0.5)  # fractions of what each gang asks for, tried before its minimum
+
+
+def raised(node: TreeNode, fraction: float) -> TreeNode:
+    """A copy of the tree in which every gang asks for at least ``fraction`` of its
+    children (or pods) as its minimum. Equal fractions for all siblings are the
+    proportional split, so searching these first keeps extras fair while letting the
+    full search (with backtracking) place them."""
+    if isinstance(node, PodSet):
+        m = max(node.min_pods, math.ceil(fraction * node.size))
+        return node if m == node.min_pods else replace(node, min_pods=m)
+    kids = [raised(c, fraction) for c in node.children]
+    groups = max(node.min_groups, math.ceil(fraction * len(kids)))
+    return replace(node, children=kids, min_groups=groups)
+
+
+def _raised_search(
+    unit: TreeNode, state: ClusterState, opts: Options, minimum: int
+) -> tuple[_Search, _Res] | None:
+    """Try the tree with raised minima, largest fraction first; the first that fits wins."""
+    tried = minimum
+    for fraction in RAISE_STEPS:
+        tree = raised(unit, fraction)
+        need = _minimum_pods(tree)
+        if need <= tried:
+            continue
+        tried = need
+        search = _Search(state, replace(opts, backtrack_budget=opts.raise_budget,
+                                        score_budget=opts.score_budget // 4))
+        search.originals = {n.path: n for n in walk(unit)}
+        root = next(search.alternatives(tree, 0, state.n_nodes), None)
+        if root is not None:
+            return search, root
+        search.txn.discard()
+    return None
+
+
 def place(
     unit: TreeNode,
     state: ClusterState,
@@ -766,9 +813,12 @@ def place(
     opts = options or _DEFAULT
     search = _Search(state, opts)
     root: _Res | None = None
+    minimum = _minimum_pods(unit)
     try:
-        root = next(search.alternatives(unit, 0, state.n_nodes), None) if state.n_nodes else None
-        min_pods = root.placed if root is not None else 0
+        if state.n_nodes and opts.extras and not opts.extras_first and minimum < unit.size:
+            search, root = _raised_search(unit, state, opts, minimum) or (search, None)
+        if root is None and state.n_nodes:
+            root = next(search.alternatives(unit, 0, state.n_nodes), None)
         if root is not None and opts.extras:
             search.backtrack = 0
             search.grow(root, unit.size)
@@ -792,12 +842,12 @@ def place(
         search.txn.discard()
         return Decision(
             unit=unit.path, admitted=False, groups=groups, reason=reason,
-            minimum_pods=_minimum_pods(unit), dry_runs=search.dry_runs,
+            minimum_pods=minimum, dry_runs=search.dry_runs,
         )
     names = state.topology.names
     assignments: dict[str, str] = {}
     _assign(root, names, assignments)
-    admitted = root.placed > 0 or _minimum_pods(unit) > 0 or unit.size == 0
+    admitted = root.placed > 0 or minimum > 0 or unit.size == 0
     reason = ""
     if not admitted:
         reason = search.reason(unit) if search.notes else f"{unit.name}: no pod fits"
@@ -811,8 +861,8 @@ def place(
         assignments=assignments if admitted else {},
         groups=groups,
         reason=reason,
-        minimum_pods=min_pods,
-        extra_pods=root.placed - min_pods,
+        minimum_pods=minimum,
+        extra_pods=root.placed - minimum,
         dry_runs=search.dry_runs,
     )
 

@@ -1,0 +1,434 @@
+"""Volcano network topology: ``networkTopology`` specs, ``HyperNode`` objects, and how
+both become gang-tree constraints on node label keys.
+
+**HyperNodes define the topology when there are any.** A HyperNode of tier ``t`` holds
+Nodes (``exactMatch`` name, ``regexMatch`` on the name, ``labelMatch`` selector) or other
+HyperNodes of lower tiers (``exactMatch`` / ``regexMatch`` on their names). Every tier that
+some HyperNode has becomes one synthetic node label key, ``topology.volcano.sh/tier-<t>``
+(always the tier number, never ``tierName``: one scheme, whatever the names), widest
+(highest tier) first. A node's value for tier ``t`` is the name of the widest HyperNode of
+tier ``<= t`` that holds it, so a node that sits in a tier-1 HyperNode but in no tier-2 one
+still has a tier-2 domain (that tier-1 HyperNode): "inside one HyperNode of tier <= 2"
+allows it, as Volcano does. Nodes in no HyperNode get no labels (no domain at any tier).
+
+``highestTierAllowed: t`` puts all pods inside one HyperNode of tier ``<= t``: a
+constraint on the key of the highest existing tier ``<= t``; ``highestTierName`` names the
+tier through the HyperNodes' ``tierName``. ``mode: hard`` (the default) is a required
+constraint, ``soft`` a preferred one. Neither tier nor name given: tier 1 (the CRD's
+default ``highestTierAllowed``).
+
+**Without HyperNodes** tiers map onto the cluster's own levels counted from the narrowest
+non-host level: tier 1 is the narrowest (e.g. rack), tier 2 the next wider (block) and so
+on; a tier beyond the widest level constrains nothing (the whole cluster is one domain).
+``highestTierName`` cannot be resolved without HyperNodes and is an error.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from gangsched.api.errors import InputError
+from gangsched.api.loader import Document
+from gangsched.api.objects import (
+    about,
+    as_int,
+    as_mapping,
+    as_str,
+    mappings,
+    object_name,
+    one_of,
+    parse_label_selector,
+    required_str,
+)
+from gangsched.api.types import LabelSelector, Node
+from gangsched.cluster.topology import HOSTNAME
+from gangsched.gang import Constraint, Mode
+
+TIER_KEY_PREFIX = "topology.volcano.sh/tier-"
+"""Synthetic node label key of a HyperNode tier: ``topology.volcano.sh/tier-<t>``."""
+
+MAX_NAME = 253
+TopologyMode = Literal["hard", "soft"]
+MODES: tuple[TopologyMode, ...] = ("hard", "soft")
+MemberType = Literal["Node", "HyperNode"]
+MEMBER_TYPES: tuple[MemberType, ...] = ("Node", "HyperNode")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+
+
+def tier_key(tier: int) -> str:
+    return f"{TIER_KEY_PREFIX}{tier}"
+
+
+# -- where an object came from, for errors found after loading ---------------------------
+
+
+@dataclass(frozen=True)
+class Origin:
+    """The document an object was loaded from, so later errors can name it."""
+
+    file: str | None = None
+    doc: int | None = None
+    obj: str | None = None  # Kind/name
+    path: str | None = None  # field path of the object inside its document (List items)
+
+    @classmethod
+    def of(cls, doc: Document) -> Origin:
+        return cls(doc.file, doc.index, doc.label, doc.path or None)
+
+    @property
+    def where(self) -> str:
+        if self.file is None:
+            return ""
+        return f"{self.file}[doc {self.doc}]" + (f" {self.path}" if self.path else "")
+
+    def error(self, message: str, field: str | None = None) -> InputError:
+        return self.locate(InputError(message, field=field))
+
+    def locate(self, err: InputError) -> InputError:
+        return err.located(file=self.file, doc=self.doc, obj=self.obj, field_prefix=self.path)
+
+
+# -- networkTopology ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NetworkTopology:
+    """A Volcano ``NetworkTopologySpec`` (PodGroup, subGroupPolicy, Kthena policies)."""
+
+    mode: TopologyMode = "hard"
+    highest_tier: int | None = None  # highestTierAllowed
+    highest_tier_name: str | None = None  # highestTierName
+    field: str = "spec.networkTopology"  # where it was written, for errors
+
+    def as_dict(self) -> dict[str, Any]:
+        """The spec as Kubernetes stores it (``mode`` defaulted)."""
+        out: dict[str, Any] = {"mode": self.mode}
+        if self.highest_tier is not None:
+            out["highestTierAllowed"] = self.highest_tier
+        if self.highest_tier_name is not None:
+            out["highestTierName"] = self.highest_tier_name
+        return out
+
+
+def parse_network_topology(
+    value: object, field: str, *, hard_needs_tier: bool = False
+) -> NetworkTopology | None:
+    """A ``networkTopology`` mapping at ``field``; ``None`` when absent.
+
+    ``highestTierAllowed`` and ``highestTierName`` are mutually exclusive; a tier is a
+    positive integer. With ``hard_needs_tier`` (Kthena's webhook) hard mode must name one.
+    """
+    if value is None:
+        return None
+    spec = as_mapping(value, field)
+    mode_field = f"{field}.mode"
+    mode = one_of(as_str(spec.get("mode"), mode_field) or "hard", MODES, mode_field)
+    tier_field = f"{field}.highestTierAllowed"
+    tier = None
+    if spec.get("highestTierAllowed") is not None:
+        tier = as_int(spec.get("highestTierAllowed"), tier_field)
+        if tier < 1:
+            raise InputError(f"must be a positive tier (tiers start at 1), not {tier}",
+                             field=tier_field)
+    name_field = f"{field}.highestTierName"
+    name = as_str(spec.get("highestTierName"), name_field) or None
+    if name is not None and len(name) > MAX_NAME:
+        raise InputError(f"must be at most {MAX_NAME} characters", field=name_field)
+    if tier is not None and name is not None:
+        raise InputError("highestTierAllowed and highestTierName are mutually exclusive",
+                         field=field)
+    if hard_needs_tier and mode == "hard" and tier is None and name is None:
+        raise InputError("hard mode requires highestTierAllowed or highestTierName", field=field)
+    return NetworkTopology(mode, tier, name, field)
+
+
+# -- HyperNode ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Member:
+    """One ``spec.members[]`` entry: exactly one of the three selectors is set."""
+
+    type: MemberType
+    exact: str | None = None
+    regex: re.Pattern[str] | None = None
+    labels: LabelSelector | None = None
+    field: str = "spec.members"
+
+    def matches(self, name: str, labels: Mapping[str, str] | None = None) -> bool:
+        if self.exact is not None:
+            return name == self.exact
+        if self.regex is not None:
+            return self.regex.search(name) is not None  # Go's MatchString: unanchored
+        return self.labels is not None and labels is not None and self.labels.matches(labels)
+
+
+@dataclass(frozen=True)
+class HyperNode:
+    """A ``topology.volcano.sh/v1alpha1`` HyperNode (cluster-scoped)."""
+
+    name: str
+    tier: int
+    tier_name: str | None
+    members: tuple[Member, ...]
+    origin: Origin = field(default_factory=Origin)
+
+
+def _parse_selector(member_type: MemberType, obj: object, path: str) -> dict[str, Any]:
+    selector = as_mapping(obj, path)
+    given = [k for k in ("exactMatch", "regexMatch", "labelMatch") if selector.get(k) is not None]
+    if len(given) != 1:
+        problem = "needs one of" if not given else "takes only one of"
+        raise InputError(f"{problem} exactMatch, regexMatch, labelMatch", field=path)
+    kind = given[0]
+    inner = f"{path}.{kind}"
+    if kind == "exactMatch":
+        name = required_str(as_mapping(selector[kind], inner), "name", inner)
+        if len(name) > MAX_NAME or not _DNS_SUBDOMAIN.fullmatch(name):
+            raise InputError(f"invalid name {name!r}: must be a DNS subdomain",
+                             field=f"{inner}.name")
+        return {"exact": name}
+    if kind == "regexMatch":
+        pattern = required_str(as_mapping(selector[kind], inner), "pattern", inner)
+        try:
+            return {"regex": re.compile(pattern)}
+        except re.error as err:
+            raise InputError(f"invalid regular expression: {err}",
+                             field=f"{inner}.pattern") from None
+    if member_type != "Node":
+        raise InputError("labelMatch only selects members of type Node", field=inner)
+    return {"labels": parse_label_selector(selector[kind], inner)}
+
+
+def _parse_member(item: Mapping[str, Any], path: str) -> Member:
+    type_field = f"{path}.type"
+    member_type = one_of(required_str(item, "type", path), MEMBER_TYPES, type_field)
+    chosen = _parse_selector(member_type, item.get("selector"), f"{path}.selector")
+    return Member(member_type, field=path, **chosen)
+
+
+def parse_hypernode(obj: Mapping[str, Any], origin: Origin | None = None) -> HyperNode:
+    """A HyperNode object; errors name the field inside it."""
+    name = object_name(obj, "HyperNode")
+    with about(f"HyperNode/{name}"):
+        spec = as_mapping(obj.get("spec"), "spec")
+        if spec.get("tier") is None:
+            raise InputError("is required", field="spec.tier")
+        tier = as_int(spec.get("tier"), "spec.tier")
+        if tier < 1:
+            raise InputError(f"must be a positive integer, not {tier}", field="spec.tier")
+        tier_name = as_str(spec.get("tierName"), "spec.tierName") or None
+        if tier_name is not None and len(tier_name) > MAX_NAME:
+            raise InputError(f"must be at most {MAX_NAME} characters", field="spec.tierName")
+        members = tuple(_parse_member(item, path)
+                        for item, path in mappings(spec.get("members"), "spec.members"))
+        if not members:
+            raise InputError("must list at least one member", field="spec.members")
+    return HyperNode(name, tier, tier_name, members, origin or Origin(obj=f"HyperNode/{name}"))
+
+
+# -- resolving HyperNodes into node labels -----------------------------------------------
+
+
+def _children(hn: HyperNode, by_name: Mapping[str, HyperNode]) -> list[HyperNode]:
+    """The HyperNodes ``hn`` lists as members (missing exact names are errors)."""
+    out: dict[str, HyperNode] = {}
+    for m in hn.members:
+        if m.type != "HyperNode":
+            continue
+        if m.exact is not None:
+            child = by_name.get(m.exact)
+            if child is None:
+                raise hn.origin.error(f"member HyperNode {m.exact!r} not found",
+                                      f"{m.field}.selector.exactMatch.name")
+            found = [child]
+        else:
+            found = [h for n, h in by_name.items() if n != hn.name and m.matches(n)]
+        for child in found:
+            out.setdefault(child.name, child)
+    return list(out.values())
+
+
+def _check_member_tiers(hypernodes: Sequence[HyperNode],
+                        graph: Mapping[str, list[HyperNode]]) -> None:
+    """A member HyperNode sits below its parent: its tier is lower."""
+    for hn in hypernodes:
+        for child in graph[hn.name]:
+            if child.tier >= hn.tier:
+                raise hn.origin.error(
+                    f"member HyperNode {child.name!r} has tier {child.tier}, not lower than "
+                    f"this HyperNode's tier {hn.tier}", "spec.members")
+
+
+def _check_cycles(graph: Mapping[str, list[HyperNode]], by_name: Mapping[str, HyperNode]) -> None:
+    state: dict[str, int] = {}  # 1: on the stack, 2: done
+
+    def visit(name: str, stack: list[str]) -> None:
+        state[name] = 1
+        stack.append(name)
+        for child in graph[name]:
+            if state.get(child.name) == 1:
+                cycle = [*stack[stack.index(child.name):], child.name]
+                raise by_name[child.name].origin.error(
+                    f"HyperNode members form a cycle: {' -> '.join(cycle)}", "spec.members")
+            if child.name not in state:
+                visit(child.name, stack)
+        stack.pop()
+        state[name] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [])
+
+
+def _node_sets(
+    hypernodes: Sequence[HyperNode], graph: Mapping[str, list[HyperNode]], nodes: Sequence[Node]
+) -> dict[str, set[str]]:
+    """Node names each HyperNode holds, directly or through member HyperNodes."""
+    names = {n.name for n in nodes}
+    direct: dict[str, set[str]] = {}
+    for hn in hypernodes:
+        held: set[str] = set()
+        for m in hn.members:
+            if m.type != "Node":
+                continue
+            if m.exact is not None:
+                held |= {m.exact} & names
+            else:
+                held |= {n.name for n in nodes if m.matches(n.name, n.labels)}
+        direct[hn.name] = held
+    total: dict[str, set[str]] = {}
+
+    def collect(name: str) -> set[str]:
+        if name not in total:
+            held = set(direct[name])
+            for child in graph[name]:
+                held |= collect(child.name)
+            total[name] = held
+        return total[name]
+
+    for hn in hypernodes:
+        collect(hn.name)
+    return total
+
+
+def _tier_members(
+    hypernodes: Sequence[HyperNode], held: Mapping[str, set[str]]
+) -> dict[int, dict[str, str]]:
+    """Per tier: node name -> the HyperNode of that tier holding it (one at most)."""
+    per_tier: dict[int, dict[str, str]] = {}
+    for hn in sorted(hypernodes, key=lambda h: (h.tier, h.name)):
+        owners = per_tier.setdefault(hn.tier, {})
+        for node in sorted(held[hn.name]):
+            other = owners.setdefault(node, hn.name)
+            if other != hn.name:
+                raise hn.origin.error(
+                    f"node {node!r} is in HyperNodes {other!r} and {hn.name!r}, both of "
+                    f"tier {hn.tier}", "spec.members")
+    return per_tier
+
+
+def _labels(per_tier: Mapping[int, Mapping[str, str]]) -> dict[str, dict[str, str]]:
+    """Node -> {tier key: widest HyperNode of tier <= that tier holding the node}."""
+    out: dict[str, dict[str, str]] = {}
+    current: dict[str, str] = {}
+    for tier in sorted(per_tier):
+        current = {**current, **per_tier[tier]}
+        key = tier_key(tier)
+        for node, owner in current.items():
+            out.setdefault(node, {})[key] = owner
+    return out
+
+
+def _check_nesting(
+    hypernodes: Sequence[HyperNode], held: Mapping[str, set[str]],
+    labels: Mapping[str, Mapping[str, str]], tiers: Sequence[int],
+) -> None:
+    """Every HyperNode sits inside one domain of each wider tier (a tree, not a lattice)."""
+    for hn in hypernodes:
+        for tier in (t for t in tiers if t > hn.tier):
+            key = tier_key(tier)
+            above = sorted({labels[n][key] for n in held[hn.name] if key in labels.get(n, {})})
+            if len(above) > 1:
+                raise hn.origin.error(
+                    f"HyperNode {hn.name!r} (tier {hn.tier}) is not inside one HyperNode of "
+                    f"tier <= {tier}: its nodes are in {', '.join(map(repr, above))}",
+                    "spec.members")
+
+
+def _tier_names(hypernodes: Iterable[HyperNode]) -> dict[str, int]:
+    names: dict[str, int] = {}
+    for hn in sorted(hypernodes, key=lambda h: (h.tier, h.name)):
+        if hn.tier_name is None:
+            continue
+        tier = names.setdefault(hn.tier_name, hn.tier)
+        if tier != hn.tier:
+            raise hn.origin.error(
+                f"tierName {hn.tier_name!r} is used by tier {tier} and tier {hn.tier}",
+                "spec.tierName")
+    return names
+
+
+@dataclass
+class Tiers:
+    """How Volcano tiers map to node label keys in one set of inputs."""
+
+    keys: dict[int, str] = field(default_factory=dict)  # tier -> label key (existing tiers)
+    names: dict[str, int] = field(default_factory=dict)  # tierName -> tier
+    from_hypernodes: bool = False
+    levels: list[str] | None = None  # label keys the HyperNodes define, widest first
+    node_labels: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def rank(self, key: str) -> int:
+        """Tier of a key (larger is wider); 0 for keys that are not tiers."""
+        return next((t for t, k in self.keys.items() if k == key), 0)
+
+    def tier_of(self, nt: NetworkTopology, origin: Origin) -> int:
+        if nt.highest_tier is not None:
+            return nt.highest_tier
+        if nt.highest_tier_name is None:
+            return 1
+        tier = self.names.get(nt.highest_tier_name)
+        if tier is None:
+            why = ("no HyperNode has that tierName" if self.from_hypernodes
+                   else "tier names need HyperNodes with spec.tierName")
+            raise origin.error(f"unknown tier name {nt.highest_tier_name!r}: {why}",
+                               f"{nt.field}.highestTierName")
+        return tier
+
+    def constraint(self, nt: NetworkTopology | None, origin: Origin) -> tuple[Constraint, ...]:
+        """The constraint a networkTopology spec asks for (none: the whole cluster)."""
+        if nt is None:
+            return ()
+        tier = self.tier_of(nt, origin)
+        usable = [t for t in self.keys if t <= tier]
+        if not usable:
+            if self.from_hypernodes:
+                raise origin.error(f"no HyperNode has a tier <= {tier}", nt.field)
+            return ()
+        mode: Mode = "required" if nt.mode == "hard" else "preferred"
+        return (Constraint(self.keys[max(usable)], mode),)
+
+
+def resolve_tiers(
+    hypernodes: Sequence[HyperNode], nodes: Sequence[Node], cluster_levels: Sequence[str]
+) -> Tiers:
+    """The tier scheme of the inputs: from HyperNodes when there are any, else from the
+    cluster's levels (``cluster_levels``, widest first)."""
+    if not hypernodes:
+        own = [k for k in cluster_levels if k != HOSTNAME]
+        return Tiers(keys={i + 1: k for i, k in enumerate(reversed(own))})
+    by_name = {hn.name: hn for hn in hypernodes}
+    graph = {hn.name: _children(hn, by_name) for hn in hypernodes}
+    _check_cycles(graph, by_name)
+    _check_member_tiers(hypernodes, graph)
+    held = _node_sets(hypernodes, graph, nodes)
+    labels = _labels(_tier_members(hypernodes, held))
+    tiers = sorted({hn.tier for hn in hypernodes})
+    _check_nesting(hypernodes, held, labels, tiers)
+    keys = {t: tier_key(t) for t in tiers}
+    return Tiers(keys=keys, names=_tier_names(hypernodes), from_hypernodes=True,
+                 levels=[keys[t] for t in reversed(tiers)], node_labels=labels)
