@@ -372,3 +372,16 @@ def test_first_feasible_domain_emulation_ignores_tight_fit() -> None:
     best = place(unit(), state, commit=False)
     assert labels_of(state, first, RACK) == {"z0-b0-r0"}
     assert labels_of(state, best, RACK) == {"z1-b1-r1"}
+
+
+def test_group_cap_limits_a_role_across_its_replicas() -> None:
+    state = flat(2)
+    role = replicas("svc/role", 4, pods=1, gpu=1)
+    role.max_pods_per_node = 2
+    d = place(group("svc", [role]), state)
+    assert d.admitted and d.placed == 4
+    per_node = [list(d.assignments.values()).count(n) for n in set(d.assignments.values())]
+    assert per_node == [2, 2]
+    role5 = replicas("big/role", 5, pods=1, gpu=1)
+    role5.max_pods_per_node = 2
+    assert not place(group("big", [role5]), flat(2)).admitted

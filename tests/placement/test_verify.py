@@ -6,6 +6,7 @@ from gangsched.api.types import Taint
 from gangsched.cluster.state import ClusterState
 from gangsched.gang import Group, PodSet
 from gangsched.placement import place
+from gangsched.placement.exact import solve
 from gangsched.placement.verify import achievable, tree_minimum, verify
 from gangsched.testing.builders import (
     BLOCK,
@@ -148,3 +149,15 @@ def test_engine_preferred_host_stays_inside_a_valid_required_domain() -> None:
     if d.admitted:
         assert verify(unit, state, d.assignments) == []
     assert not d.admitted
+
+
+def test_group_cap_is_checked_by_verifier_and_solver() -> None:
+    state = cluster((("zone", 1), ("block", 1), ("rack", 1), ("host", 2)))
+    role = group("r", [podset("r/a", 2, gpu=1), podset("r/b", 1, gpu=1)])
+    role.max_pods_per_node = 2
+    node = state.topology.nodes[0].name
+    bad = {p: node for ps in role.children for p in ps.pods}  # type: ignore[union-attr]
+    assert any("above max_pods_per_node 2" in v for v in verify(role, state, bad))
+    assert solve(role, state).feasible
+    role.max_pods_per_node = 1
+    assert not solve(role, state).feasible

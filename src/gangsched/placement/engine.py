@@ -152,6 +152,7 @@ class _Search:
         self._simple: dict[int, bool] = {}
         self._desired: dict[int, list[_Demand]] = {}
         self.originals: dict[str, TreeNode] = {}  # path -> the unit's own node (raised searches)
+        self.group_caps: dict[str, tuple[tuple[str, int], ...]] = {}  # pod set -> group caps
         self.ranking = False
         self._inv_total = state.inverse_totals
 
@@ -519,6 +520,8 @@ class _Search:
                 inside = (nodes >= lo) & (nodes < hi)
                 np.subtract.at(f, nodes[inside] - lo, counts[inside])
             np.maximum(f, 0, out=f)
+        for prefix, cap in self.group_caps.get(ps.path, ()):
+            f = np.minimum(f, np.maximum(cap - self.pods_under(prefix, lo, hi), 0))
         nz = np.flatnonzero(f)
         if len(nz) == 0:
             return 0
@@ -544,6 +547,29 @@ class _Search:
         n = int(take.sum())
         res.placed += n
         return n
+
+    def prepare(self, unit: TreeNode) -> None:
+        """Note, for every pod set, the per-node caps of the groups above it."""
+        def visit(node: TreeNode, caps: tuple[tuple[str, int], ...]) -> None:
+            if isinstance(node, PodSet):
+                if caps:
+                    self.group_caps[node.path] = caps
+                return
+            if node.max_pods_per_node is not None:
+                caps = (*caps, (node.path + "/", node.max_pods_per_node))
+            for child in node.children:
+                visit(child, caps)
+
+        visit(unit, ())
+
+    def pods_under(self, prefix: str, lo: int, hi: int) -> np.ndarray:
+        """Pods of this decision under the group path ``prefix`` on each node of [lo, hi)."""
+        used = np.zeros(hi - lo, dtype=np.int64)
+        for ch in self.txn.log:
+            if isinstance(ch.tag, str) and ch.tag.startswith(prefix):
+                inside = (ch.nodes >= lo) & (ch.nodes < hi)
+                np.add.at(used, ch.nodes[inside] - lo, ch.counts[inside])
+        return used
 
     # -- extras -------------------------------------------------------------------------
 
@@ -794,6 +820,7 @@ def _raised_search(
         search = _Search(state, replace(opts, backtrack_budget=opts.raise_budget,
                                         score_budget=opts.score_budget // 4))
         search.originals = {n.path: n for n in walk(unit)}
+        search.prepare(unit)
         root = next(search.alternatives(tree, 0, state.n_nodes), None)
         if root is not None:
             return search, root
@@ -814,6 +841,7 @@ def place(
     search = _Search(state, opts)
     root: _Res | None = None
     minimum = _minimum_pods(unit)
+    search.prepare(unit)
     try:
         if state.n_nodes and opts.extras and not opts.extras_first and minimum < unit.size:
             search, root = _raised_search(unit, state, opts, minimum) or (search, None)

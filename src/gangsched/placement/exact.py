@@ -192,6 +192,13 @@ def build(unit: TreeNode, state: ClusterState) -> _Model:
                   0, inf)
         if v.min_pods:
             b.row([*pods_terms(v), (yv, -float(v.min_pods))], 0, inf)
+        if v.max_pods_per_node is not None:  # the group's pods on any one node
+            per_node: dict[int, list[tuple[int, float]]] = {}
+            for ps in podsets(v):
+                for j, col in xcols[id(ps)]:
+                    per_node.setdefault(j, []).append((col, 1.0))
+            for j in sorted(per_node):
+                b.row(per_node[j], -inf, float(v.max_pods_per_node))
         # symmetry breaking among identical siblings
         sigs = [_signature(c) for c in v.children]
         for a_i in range(len(v.children) - 1):

@@ -31,7 +31,7 @@ import numpy as np
 from gangsched.api.types import Node as ClusterNode
 from gangsched.cluster.state import ClusterState
 from gangsched.cluster.topology import HOSTNAME
-from gangsched.gang import Group, PodSet, podsets, required_key
+from gangsched.gang import Group, PodSet, podsets, required_key, walk
 from gangsched.gang import Node as TreeNode
 
 
@@ -66,6 +66,18 @@ def verify(
             out.append(f"pod {pod} on unknown node {node_name!r}")
             continue
         per_set[own.path][j] += 1
+
+    # per-node caps of groups (a role's pods across its replicas)
+    for g in walk(unit):
+        if isinstance(g, Group) and g.max_pods_per_node is not None:
+            on_node: dict[int, int] = {}
+            for ps in podsets(g):
+                for j, c in per_set[ps.path].items():
+                    on_node[j] = on_node.get(j, 0) + c
+            for j, c in sorted(on_node.items()):
+                if c > g.max_pods_per_node:
+                    out.append(f"{g.path}: {c} pods on node {topo.nodes[j].name}, above "
+                               f"max_pods_per_node {g.max_pods_per_node}")
 
     # node filters and per-node caps
     n_nodes = state_before.n_nodes

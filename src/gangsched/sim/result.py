@@ -1,0 +1,98 @@
+"""What a simulation run produces: the value the runner fills and the report renders.
+
+One :class:`PolicyRun` per policy; the report writes ``summary.json`` from
+:meth:`PolicyRun.summary`, ``units.csv`` from the unit records and ``timeseries.csv``
+from the samples, and draws the plots from the same values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class UnitRecord:
+    """One workload unit over the run."""
+
+    name: str
+    workload: str
+    kind: str  # "inference", "training", "pod", ...
+    priority: int
+    pods_min: int
+    pods_desired: int
+    gpus_min: int  # GPUs its minimum holds
+    arrival: float
+    admitted: float | None = None  # first time at or above its minimum
+    finished: float | None = None  # completion of a finite job (None: service or unfinished)
+    duration: float | None = None  # requested run time (None: service)
+    max_pods: int = 0  # most pods it held at once
+    partial_seconds: float = 0.0  # time spent holding pods while below its minimum
+    wasted_gpu_hours: float = 0.0  # GPU-hours held while below its minimum
+    locality: float | None = None  # 1.0 inside its narrowest feasible domain; lower when wider
+    pd_distance: int | None = None  # prefill-decode distance in topology levels (0 = same host)
+    preemptions: int = 0  # times it was preempted
+    evictions: int = 0  # pods it lost to failures or preemption
+
+    @property
+    def wait(self) -> float | None:
+        return None if self.admitted is None else self.admitted - self.arrival
+
+
+@dataclass
+class Sample:
+    """The cluster at one instant, for one policy."""
+
+    time: float
+    gpu_allocated: float  # fraction of schedulable GPUs bound to pods
+    gpu_useful: float  # fraction held by units at or above their minimum
+    cpu_allocated: float
+    pending_units: int
+    partial_units: int  # units holding pods while below their minimum
+    deadlocked_units: int  # partial units that could complete only if another partial one left
+    fragmentation: float  # 1 - (largest free GPU block in one node, rack) / free GPUs
+
+
+@dataclass
+class PolicyRun:
+    policy: str
+    description: str  # one paragraph: which published algorithm this emulates, and how
+    units: list[UnitRecord] = field(default_factory=list)
+    samples: list[Sample] = field(default_factory=list)
+    decision_latency_ms: list[float] = field(default_factory=list)
+    preemptions: int = 0
+    evictions: int = 0
+    wall_seconds: float = 0.0
+
+    def summary(self) -> dict[str, Any]:
+        """The per-policy object of ``summary.json`` (see the issue for required keys)."""
+        from gangsched.sim.metrics import summarize
+
+        return summarize(self)
+
+
+@dataclass
+class SimResult:
+    scenario: str
+    seed: int
+    horizon: float  # simulated seconds
+    nodes: int
+    gpus: int
+    policies: list[PolicyRun] = field(default_factory=list)
+    parameters: dict[str, Any] = field(default_factory=dict)  # scenario knobs, for the report
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "scenario": self.scenario,
+            "seed": self.seed,
+            "horizon": self.horizon,
+            "nodes": self.nodes,
+            "gpus": self.gpus,
+            "parameters": self.parameters,
+            "policies": {p.policy: p.summary() for p in self.policies},
+        }
+
+    def unit_rows(self) -> list[dict[str, Any]]:
+        return [
+            {"policy": p.policy, **asdict(u), "wait": u.wait} for p in self.policies for u in p.units
+        ]
