@@ -28,7 +28,7 @@ import numpy as np
 from gangsched.api.types import NodeRequirements
 from gangsched.cluster.state import BIG, ClusterState, Shape, Transaction
 from gangsched.cluster.topology import HOSTNAME, Level, Topology
-from gangsched.gang import Group, PodSet, preferred_key, required_key, walk
+from gangsched.gang import Group, PodSet, podsets, preferred_key, required_key, walk
 from gangsched.gang import Node as TreeNode
 from gangsched.placement.decision import Decision, GroupOutcome
 from gangsched.placement.describe import describe_requests, level_noun, plural
@@ -114,6 +114,7 @@ _Res = _PSRes | _GRes
 
 
 _DEFAULT = Options()
+_COMMON = frozenset({"cpu", "memory", "ephemeral-storage", "pods"})
 
 
 @dataclass(frozen=True)
@@ -122,9 +123,7 @@ class _Demand:
 
     shape: Shape
     req: NodeRequirements
-    cap: int | None
     count: int
-    owner: int = 0  # id of the capped PodSet (caps are per set), 0 when uncapped
 
 
 class _UnknownLevel(Exception):
@@ -153,6 +152,8 @@ class _Search:
         self._desired: dict[int, list[_Demand]] = {}
         self.originals: dict[str, TreeNode] = {}  # path -> the unit's own node (raised searches)
         self.group_caps: dict[str, tuple[tuple[str, int], ...]] = {}  # pod set -> group caps
+        self.requirements: list[NodeRequirements] = []  # distinct ones, when several
+        self.scarce: list[int] = []  # extended resources (GPUs) some set of the unit asks for
         self.ranking = False
         self._inv_total = state.inverse_totals
 
@@ -181,28 +182,27 @@ class _Search:
     def _bound(self, node: TreeNode, full: bool) -> list[_Demand]:
         """Per shape: the pods needed whichever children are chosen. For a gang over
         children that is, shape by shape, the ``min_groups`` smallest children's counts
-        (a valid lower bound even when children have different shapes). Sets with a
-        per-node cap stay separate: their caps do not add up."""
-        acc: dict[tuple[Shape, NodeRequirements, int | None, int], int] = {}
+        (a valid lower bound even when children have different shapes). Per-node caps
+        are left out: they only restrict, so the bound stays valid; placement applies them."""
+        acc: dict[tuple[Shape, NodeRequirements], int] = {}
         if isinstance(node, PodSet):
             count = node.size if full else node.min_pods
             if count:
-                cap = node.max_pods_per_node
-                acc[(self.shape(node), node.requirements, cap, id(node) if cap else 0)] = count
+                acc[(self.shape(node), node.requirements)] = count
         else:
             kids = [self._bound(c, full) for c in node.children]
             need = len(kids) if full else node.min_groups
-            per: dict[tuple[Shape, NodeRequirements, int | None, int], list[int]] = {}
+            per: dict[tuple[Shape, NodeRequirements], list[int]] = {}
             for ds in kids:
                 for x in ds:
-                    per.setdefault((x.shape, x.req, x.cap, x.owner), []).append(x.count)
+                    per.setdefault((x.shape, x.req), []).append(x.count)
             for k, counts in per.items():
                 counts += [0] * (len(kids) - len(counts))
                 counts.sort()
                 total = sum(counts[:need])
                 if total:
                     acc[k] = total
-        out = [_Demand(s, r, c, n, o) for (s, r, c, o), n in acc.items()]
+        out = [_Demand(s, r, n) for (s, r), n in acc.items()]
         out.sort(key=lambda x: -self._shape_weight(x.shape) * x.count)
         return out
 
@@ -210,6 +210,18 @@ class _Search:
         inv = self._inv_total
         return max((a * inv[r] for r, a in zip(shape.index, shape.amount, strict=True)),
                    default=0.0)
+
+    def placement_order(self, node: TreeNode, index: int) -> tuple[int, float, float, int]:
+        """Siblings are placed most constrained first (narrowest required level), then
+        largest pods first (first-fit decreasing), then largest minimum, then as listed."""
+        biggest = max((self._shape_weight(d.shape) for d in self.demand(node)), default=0.0)
+        return (-self.narrowness(node), -biggest, -self.weight(node), index)
+
+    def narrowness(self, node: TreeNode) -> int:
+        """Rank of the node's own required level (higher is narrower), -1 without one."""
+        key = required_key(node)
+        rank = self.topo.rank(key) if key is not None else None
+        return -1 if rank is None else rank
 
     def weight(self, node: TreeNode) -> float:
         """Dominant-resource size of the node's minimum: bigger children are placed first."""
@@ -223,7 +235,7 @@ class _Search:
 
     def capacity(self, dem: _Demand, lo: int, hi: int) -> np.ndarray:
         """How many pods of dem's shape each node in [lo, hi) can take now (read only)."""
-        return self.state.capacity(dem.shape, dem.req, dem.cap)[lo:hi]
+        return self.state.capacity(dem.shape, dem.req)[lo:hi]
 
     def size(self, node: TreeNode) -> int:
         n = self._sizes.get(id(node))
@@ -338,7 +350,7 @@ class _Search:
 
         def sums_of(dem: _Demand) -> np.ndarray:
             if whole:
-                return self.state.domain_sums(dem.shape, dem.req, dem.cap, level)[d0:d1]
+                return self.state.domain_sums(dem.shape, dem.req, None, level)[d0:d1]
             return np.add.reduceat(self.capacity(dem, lo, hi), starts - lo)
 
         for dem in dems:
@@ -458,7 +470,7 @@ class _Search:
         res = _GRes(g, c.lo, c.hi, outer, c)
         order = list(range(len(g.children)))
         if self.opts.child_order == "size":
-            order.sort(key=lambda i: (-self.weight(g.children[i]), i))
+            order.sort(key=lambda i: self.placement_order(g.children[i], i))
         need = g.min_groups
         stuck_at, stuck_child = 0, ""  # deepest sibling position the search failed at
 
@@ -526,12 +538,15 @@ class _Search:
         if len(nz) == 0:
             return 0
         fv = f[nz]
+        pref = self.node_preference(ps, shape, nz + lo)
         single = np.flatnonzero(fv >= count)
-        if len(single):
+        if pref is None and len(single):
             j = single[int(np.argmin(fv[single]))]  # best fit: the tightest node that holds all
             picks, take = nz[j : j + 1], np.array([count], dtype=np.int64)
         else:
-            order = np.argsort(-fv, kind="stable")
+            # preferred nodes first, then largest fit first (fewest nodes)
+            order = (np.argsort(-fv, kind="stable") if pref is None
+                     else np.lexsort((-fv, pref)))
             cum = np.cumsum(fv[order])
             k = int(np.searchsorted(cum, count))
             k = min(k, len(order) - 1)
@@ -548,8 +563,38 @@ class _Search:
         res.placed += n
         return n
 
+    def node_preference(self, ps: PodSet, shape: Shape, nodes: np.ndarray) -> np.ndarray | None:
+        """Lower is better, per candidate node; None when every node is as good.
+
+        Nodes fewer of the unit's other pod sets can use come first (a set that tolerates
+        a taint takes the tainted nodes), and a set that asks for none of a scarce
+        resource (a CPU-only pod) keeps off nodes that still hold it (GPU nodes)."""
+        pref: np.ndarray | None = None
+        others = [r for r in self.requirements if r != ps.requirements]
+        if others:
+            pref = np.zeros(len(nodes), dtype=np.int64)
+            for other in others:
+                pref += self.state.mask(other)[nodes]
+            pref *= 1 << 20
+        asked = set(shape.index)
+        spare = [r for r in self.scarce if r not in asked]
+        if spare:
+            held = np.zeros(len(nodes), dtype=np.float64)
+            for r in spare:
+                held += self.state.free[r, nodes] * self._inv_total[r]
+            stranded = (held * 1000).astype(np.int64)
+            pref = stranded if pref is None else pref + stranded
+        return pref
+
     def prepare(self, unit: TreeNode) -> None:
-        """Note, for every pod set, the per-node caps of the groups above it."""
+        """Note, for every pod set, the per-node caps of the groups above it; the
+        distinct node requirements of the unit; the scarce resources it asks for."""
+        sets = list(podsets(unit))
+        self.requirements = list(dict.fromkeys(ps.requirements for ps in sets))
+        if len(self.requirements) == 1:
+            self.requirements = []  # one kind of pod: no contention between sets
+        asked = {r for ps in sets for r in self.shape(ps).index}
+        self.scarce = [r for r in asked if self.state.resources[r] not in _COMMON]
         def visit(node: TreeNode, caps: tuple[tuple[str, int], ...]) -> None:
             if isinstance(node, PodSet):
                 if caps:
@@ -694,7 +739,8 @@ class _Search:
         chain: list[TreeNode] = []
         node = root
         while isinstance(node, Group):
-            order = sorted(node.children, key=lambda c: -self.weight(c))
+            order = [c for _, c in sorted(
+                (self.placement_order(c, i), c) for i, c in enumerate(node.children))]
             culprit = next((c for c in order if not self.fits_alone(c)), None)
             if culprit is None:
                 for child in order:
