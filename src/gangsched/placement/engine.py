@@ -87,12 +87,15 @@ class _Candidates:
         return _Candidate(int(self.lo[i]), int(self.hi[i]), self.level, int(self.d[i]), self.topo)
 
 
+_Spill = tuple[tuple[int, int], ...]  # node ranges extras may spill into, in order
+
+
 @dataclass
 class _PSRes:
     node: PodSet
     lo: int
     hi: int
-    outer: tuple[int, int] | None  # wider scope allowed for extras (preferred constraints)
+    outer: _Spill  # wider scopes extras may spill into (preferred constraints)
     cand: _Candidate | None = None
     nodes: list[np.ndarray] = field(default_factory=list)
     counts: list[np.ndarray] = field(default_factory=list)
@@ -104,7 +107,7 @@ class _GRes:
     node: Group
     lo: int
     hi: int
-    outer: tuple[int, int] | None
+    outer: _Spill
     cand: _Candidate | None = None
     kids: dict[int, _PSRes | _GRes] = field(default_factory=dict)
     placed: int = 0
@@ -300,18 +303,21 @@ class _Search:
         assert lv is not None
         return lv
 
-    def outer(self, node: TreeNode, c: _Candidate, lo: int, hi: int) -> tuple[int, int] | None:
-        """Where extras may spill when the chosen domain is full: only for preferred
-        constraints, up to the required domain (or the parent's scope)."""
-        if c.level is None or preferred_key(node) is None:
-            return None
+    def outer(self, node: TreeNode, c: _Candidate, lo: int, hi: int, spill: _Spill) -> _Spill:
+        """Where extras may spill, in order, when the chosen domain is full: a node without
+        a constraint inherits its parent's; a preferred one adds the parent's scope
+        (only up to its required domain, when it also has one)."""
+        if c.level is None:
+            return spill
+        if preferred_key(node) is None:
+            return ()
         req = required_key(node)
         if req is None:
-            return (lo, hi)
+            return ((lo, hi), *spill)
         lv = self.topo.level_for(req)
         assert lv is not None
         d = int(lv.node_domain[c.lo])
-        return (max(int(lv.starts[d]), lo), min(int(lv.ends[d]), hi))
+        return ((max(int(lv.starts[d]), lo), min(int(lv.ends[d]), hi)),)
 
     def candidates(
         self, node: TreeNode, level: Level | None, lo: int, hi: int, within: Level | None = None
@@ -385,7 +391,9 @@ class _Search:
         self.backtrack -= 1
         return True
 
-    def alternatives(self, node: TreeNode, lo: int, hi: int) -> Iterator[_Res]:
+    def alternatives(
+        self, node: TreeNode, lo: int, hi: int, spill: _Spill = ()
+    ) -> Iterator[_Res]:
         """Placements of node's minimum inside [lo, hi), best first; each is live in the
         transaction while the consumer holds it and undone when the consumer asks for the
         next one."""
@@ -412,14 +420,14 @@ class _Search:
             order: Iterator[int] | range = range(len(cands))
             if (len(cands) > 1 and self.opts.score_top > 1 and self.score_left > 0
                     and not self.ranking and not self.simple(node)):
-                order = self.rank(node, cands, lo, hi)
+                order = self.rank(node, cands, lo, hi, spill)
             for j in order:
                 if yielded and not self.spend_backtrack():
                     return
                 if self.dry_runs >= self.opts.max_dry_runs:
                     return
                 m = self.txn.mark()
-                r = self.place_in(node, cands[j], lo, hi)
+                r = self.place_in(node, cands[j], lo, hi, spill)
                 if r is not None:
                     yielded = True
                     yield r
@@ -427,7 +435,9 @@ class _Search:
         if not yielded:
             self.note_failure(node, best_level, best_seen, best_where)
 
-    def rank(self, node: TreeNode, cands: _Candidates, lo: int, hi: int) -> Iterator[int]:
+    def rank(
+        self, node: TreeNode, cands: _Candidates, lo: int, hi: int, spill: _Spill
+    ) -> Iterator[int]:
         """Dry-run the first few candidates and order them by the resulting score: room
         for the extras the node wants, then tight fit (least capacity left), then fewest
         nodes touched; stable order breaks ties. Yields candidate indices."""
@@ -442,7 +452,7 @@ class _Search:
             tried += 1
             c = cands[j]
             m = self.txn.mark()
-            r = self.place_in(node, c, lo, hi)
+            r = self.place_in(node, c, lo, hi, spill)
             if r is not None:
                 left = int(self.capacity(dems[0], c.lo, c.hi).sum()) if dems else 0
                 want = self.size(node) - r.placed
@@ -453,10 +463,12 @@ class _Search:
             yield j
         yield from range(tried, len(cands))
 
-    def place_in(self, node: TreeNode, c: _Candidate, lo: int, hi: int) -> _Res | None:
+    def place_in(
+        self, node: TreeNode, c: _Candidate, lo: int, hi: int, spill: _Spill = ()
+    ) -> _Res | None:
         """Place node's minimum inside candidate c (chosen within the parent's [lo, hi))."""
         self.dry_runs += 1
-        outer = self.outer(node, c, lo, hi)
+        outer = self.outer(node, c, lo, hi, spill)
         if isinstance(node, PodSet):
             res = _PSRes(node, c.lo, c.hi, outer, c)
             if node.min_pods and self.add_pods(res, node.min_pods) < node.min_pods:
@@ -465,7 +477,7 @@ class _Search:
         return self.place_group(node, c, outer)
 
     def place_group(
-        self, g: Group, c: _Candidate, outer: tuple[int, int] | None
+        self, g: Group, c: _Candidate, outer: _Spill
     ) -> _GRes | None:
         res = _GRes(g, c.lo, c.hi, outer, c)
         order = list(range(len(g.children)))
@@ -483,7 +495,7 @@ class _Search:
             i = order[pos]
             child = g.children[i]
             m = self.txn.mark()
-            for r in self.alternatives(child, c.lo, c.hi):
+            for r in self.alternatives(child, c.lo, c.hi, outer):
                 res.kids[i] = r
                 if self.opts.extras_first:
                     self.grow(r, self.size(child))
@@ -518,8 +530,10 @@ class _Search:
         """Place up to ``count`` more pods of res's set inside its scope (then the wider
         scope, for preferred constraints); returns how many were placed."""
         done = self._add_pods_in(res, count, res.lo, res.hi)
-        if done < count and res.outer is not None:
-            done += self._add_pods_in(res, count - done, *res.outer)
+        for lo, hi in res.outer:
+            if done >= count:
+                break
+            done += self._add_pods_in(res, count - done, lo, hi)
         return done
 
     def _add_pods_in(self, res: _PSRes, count: int, lo: int, hi: int) -> int:
@@ -544,9 +558,10 @@ class _Search:
             j = single[int(np.argmin(fv[single]))]  # best fit: the tightest node that holds all
             picks, take = nz[j : j + 1], np.array([count], dtype=np.int64)
         else:
-            # preferred nodes first, then largest fit first (fewest nodes)
-            order = (np.argsort(-fv, kind="stable") if pref is None
-                     else np.lexsort((-fv, pref)))
+            # preferred nodes first, then the fullest nodes first (best fit per pod, as
+            # kube-scheduler's MostAllocated): whole free nodes stay for bigger pods
+            order = (np.argsort(fv, kind="stable") if pref is None
+                     else np.lexsort((fv, pref)))
             cum = np.cumsum(fv[order])
             k = int(np.searchsorted(cum, count))
             k = min(k, len(order) - 1)
@@ -662,7 +677,7 @@ class _Search:
         if r is not None:
             return self.grow(r, quota)
         # an extra child: its minimum, all-or-nothing, inside the parent's domain
-        scopes = [(res.lo, res.hi)] + ([res.outer] if res.outer is not None else [])
+        scopes = [(res.lo, res.hi), *res.outer]
         for lo, hi in scopes:
             saved = self.backtrack
             self.backtrack = 0  # extras take the first feasible choice, no backtracking

@@ -29,6 +29,7 @@ class UnitRecord:
     max_pods: int = 0  # most pods it held at once
     partial_seconds: float = 0.0  # time spent holding pods while below its minimum
     wasted_gpu_hours: float = 0.0  # GPU-hours held while below its minimum
+    gpu_hours: float = 0.0  # GPU-hours held in all (useful = gpu_hours - wasted_gpu_hours)
     locality: float | None = None  # 1.0 inside its narrowest feasible domain; lower when wider
     pd_distance: int | None = None  # prefill-decode distance in topology levels (0 = same host)
     preemptions: int = 0  # times it was preempted
@@ -50,7 +51,7 @@ class Sample:
     pending_units: int
     partial_units: int  # units holding pods while below their minimum
     deadlocked_units: int  # partial units that could complete only if another partial one left
-    fragmentation: float  # 1 - (largest free GPU block in one node, rack) / free GPUs
+    fragmentation: float  # share of free GPUs on partly used nodes (not a whole free node)
 
 
 @dataclass
@@ -63,6 +64,8 @@ class PolicyRun:
     preemptions: int = 0
     evictions: int = 0
     wall_seconds: float = 0.0
+    cycles: int = 0  # scheduling cycles run
+    event_counts: dict[str, int] = field(default_factory=dict)  # scheduler events by kind
 
     def summary(self) -> dict[str, Any]:
         """The per-policy object of ``summary.json`` (see the issue for required keys)."""
