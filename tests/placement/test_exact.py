@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from gangsched.api.types import NodeRequirements, Taint, Toleration
+from gangsched.bench.instances import random_instance
 from gangsched.cluster.state import ClusterState
 from gangsched.gang import Node as TreeNode
 from gangsched.placement import place
@@ -174,3 +175,9 @@ def test_engine_zero_minimum_child_with_required_topology() -> None:
     unit = group("job", [podset("job/w", 2, gpu=4, min_pods=0, topology=cons("rack"))],
                  min_groups=0, min_pods=2)
     assert engine_admits(unit, state)
+
+
+def test_infeasible_verdicts_are_confirmed_without_presolve() -> None:
+    # HiGHS's presolve called this instance infeasible; the engine's placement verifies
+    state, unit = random_instance(np.random.default_rng(107894956))
+    assert solve(unit, state).feasible

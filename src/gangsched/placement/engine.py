@@ -46,6 +46,9 @@ class Options:
     child_order: Literal["size", "given"] = "size"  # biggest minimum first, or as listed
     domain_order: Literal["fit", "index"] = "fit"  # tightest fit first, or first feasible
     extras_first: bool = False  # grow each child fully before the next one's minimum
+    # when a set spans nodes: fullest nodes first (best fit), or emptiest first; a unit
+    # rejected with "pack" is searched once more with "spread" before it is rejected
+    node_order: Literal["pack", "spread"] = "pack"
 
 
 @dataclass(frozen=True)
@@ -560,8 +563,9 @@ class _Search:
         else:
             # preferred nodes first, then the fullest nodes first (best fit per pod, as
             # kube-scheduler's MostAllocated): whole free nodes stay for bigger pods
-            order = (np.argsort(fv, kind="stable") if pref is None
-                     else np.lexsort((fv, pref)))
+            key = fv if self.opts.node_order == "pack" else -fv
+            order = (np.argsort(key, kind="stable") if pref is None
+                     else np.lexsort((key, pref)))
             cum = np.cumsum(fv[order])
             k = int(np.searchsorted(cum, count))
             k = min(k, len(order) - 1)
@@ -883,10 +887,31 @@ def _raised_search(
         search.originals = {n.path: n for n in walk(unit)}
         search.prepare(unit)
         root = next(search.alternatives(tree, 0, state.n_nodes), None)
+        if root is None:
+            search, root = _spread_retry(tree, state, search.opts, search)
+            search.originals = {n.path: n for n in walk(unit)}
         if root is not None:
             return search, root
         search.txn.discard()
     return None
+
+
+def _spread_retry(
+    tree: TreeNode, state: ClusterState, opts: Options, failed: _Search
+) -> tuple[_Search, _Res | None]:
+    """After a search that packed pods onto the fullest nodes failed: the same search
+    taking the emptiest nodes first. Returns the search to keep (the failed one, with its
+    notes for the explanation, when the retry fails too)."""
+    if opts.node_order != "pack" or opts.extras_first:
+        return failed, None
+    retry = _Search(state, replace(opts, node_order="spread"))
+    retry.prepare(tree)
+    root = next(retry.alternatives(tree, 0, state.n_nodes), None)
+    if root is None:
+        retry.txn.discard()
+        return failed, None
+    failed.txn.discard()
+    return retry, root
 
 
 def place(
@@ -908,6 +933,8 @@ def place(
             search, root = _raised_search(unit, state, opts, minimum) or (search, None)
         if root is None and state.n_nodes:
             root = next(search.alternatives(unit, 0, state.n_nodes), None)
+            if root is None:
+                search, root = _spread_retry(unit, state, opts, search)
         if root is not None and opts.extras:
             search.backtrack = 0
             search.grow(root, unit.size)

@@ -282,7 +282,9 @@ def _quiet_stdout() -> Iterator[None]:
         os.close(devnull)
 
 
-def _run(model: _Model, sign: float, time_limit: float) -> OptimizeResult:
+def _run(
+    model: _Model, sign: float, time_limit: float, presolve: bool = True
+) -> OptimizeResult:
     constraints = (
         [LinearConstraint(model.a.tocsr(), model.row_lb, model.row_ub)]
         if model.a is not None
@@ -294,7 +296,7 @@ def _run(model: _Model, sign: float, time_limit: float) -> OptimizeResult:
             integrality=model.integrality,
             bounds=Bounds(model.lb, model.ub),
             constraints=constraints,
-            options={"disp": False, "time_limit": max(time_limit, 0.01)},
+            options={"disp": False, "time_limit": max(time_limit, 0.01), "presolve": presolve},
         )
 
 
@@ -346,6 +348,10 @@ def solve(
 
     first = _run(model, 1.0, time_limit)
     if first.status == 2:
+        # HiGHS's presolve can wrongly report infeasibility (seen with scipy 1.17 on
+        # models whose solutions verify); an infeasible verdict is confirmed without it
+        first = _run(model, 1.0, time_limit, presolve=False)
+    if first.status == 2:
         return done(False, None, 0, "infeasible", bound=0)
     if first.x is None:
         return done(False, None, 0, "unknown" if first.status == 1 else f"error: {first.message}")
@@ -354,6 +360,8 @@ def solve(
         return done(True, None, min_needed, "optimal" if first.status == 0 else "time_limit",
                     x=first.x)
     second = _run(model, -1.0, time_limit)
+    if second.x is None:
+        second = _run(model, -1.0, time_limit, presolve=False)
     if second.x is None:
         return done(True, None, min_needed, "time_limit", x=first.x)
     best = round(float(model.c_pods @ second.x))
