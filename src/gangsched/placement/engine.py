@@ -74,6 +74,19 @@ class _Candidate:
 
 
 @dataclass
+class _Seen:
+    """What one tier of candidates offered, kept to explain a failure."""
+
+    node: TreeNode
+    level: Level | None
+    lo: int
+    hi: int
+    sums: np.ndarray | None = None  # main-shape capacity per domain
+    valid: np.ndarray | None = None
+    d0: int = 0
+
+
+@dataclass
 class _Candidates:
     """Domains that passed the capacity bound, best first; candidates are built lazily."""
 
@@ -120,6 +133,8 @@ _Res = _PSRes | _GRes
 
 
 _DEFAULT = Options()
+_EMPTY = np.zeros(0, dtype=np.int64)
+_NO_DOMAIN = np.array([-1], dtype=np.int64)
 _COMMON = frozenset({"cpu", "memory", "ephemeral-storage", "pods"})
 
 
@@ -324,27 +339,23 @@ class _Search:
 
     def candidates(
         self, node: TreeNode, level: Level | None, lo: int, hi: int, within: Level | None = None
-    ) -> tuple[_Candidates, int, str | None]:
+    ) -> tuple[_Candidates, _Seen]:
         """Domains of ``level`` inside [lo, hi) that pass the capacity bound, best first.
 
         The bound: for every shape of the node's minimum, the domain's summed fit count
         covers the pods needed. Order: room for the wanted extras, then tightest slack.
-        Also returns the largest main-shape capacity seen and where, for explanations.
+        Also returns what was seen, to explain a failure later.
         """
         dems = self.demand(node)
-        none = np.zeros(0, dtype=np.int64)
         if level is None:
-            ok = True
-            best = -1
-            for i, dem in enumerate(dems):
-                have = int(self.capacity(dem, lo, hi).sum())
-                if i == 0:
-                    best = have
-                ok = ok and have >= dem.count
-            if not ok:
-                return _Candidates(none, none, none, None, self.topo), best, None
-            one = _Candidates(np.array([lo]), np.array([hi]), np.array([-1]), None, self.topo)
-            return one, best, None
+            seen = _Seen(node, None, lo, hi)
+            # a pod set in its parent's scope: placing it is the check
+            if isinstance(node, PodSet) or all(
+                int(self.capacity(d, lo, hi).sum()) >= d.count for d in dems
+            ):
+                return _Candidates(np.array([lo]), np.array([hi]), _NO_DOMAIN, None,
+                                   self.topo), seen
+            return _Candidates(_EMPTY, _EMPTY, _EMPTY, None, self.topo), seen
         d0 = int(level.node_domain[lo])
         d1 = int(level.node_domain[hi - 1]) + 1
         starts = level.starts[d0:d1]
@@ -362,25 +373,38 @@ class _Search:
                 return self.state.domain_sums(dem.shape, dem.req, None, level)[d0:d1]
             return np.add.reduceat(self.capacity(dem, lo, hi), starts - lo)
 
-        for dem in dems:
-            ok_mask &= sums_of(dem) >= dem.count
+        main_sum: np.ndarray | None = None
+        for i, dem in enumerate(dems):
+            sums = sums_of(dem)
+            if i == 0:
+                main_sum = sums
+            ok_mask &= sums >= dem.count
         ids = np.flatnonzero(ok_mask)
         # order (and explain) by the main shape: of the minimum, else of what is asked
         main = dems[0] if dems else next(iter(self.desired(node)), None)
-        best, where = -1, None
-        if main is None:
-            return _Candidates(starts[ids], ends[ids], ids + d0, level, self.topo), best, where
-        main_sum = sums_of(main)
-        if len(main_sum):
-            masked = np.where(valid, main_sum, -1)
-            j = int(np.argmax(masked))
-            best, where = int(min(masked[j], BIG)), self.topo.domain_path(level, d0 + j)
-        if len(ids) > 1 and self.opts.domain_order == "fit":
+        if main is not None and main_sum is None:
+            main_sum = sums_of(main)
+        seen = _Seen(node, level, lo, hi, main_sum, valid, d0)
+        if main is not None and main_sum is not None and len(ids) > 1 and (
+            self.opts.domain_order == "fit"
+        ):
             # room for wanted extras (more is better), then slack (less is better), then index
             slack = np.minimum(main_sum[ids] - (main.count if dems else 0), BIG)
             room = np.minimum(slack, self.want(node))
             ids = ids[np.argsort((BIG - room) * (BIG + 1) + slack, kind="stable")]
-        return _Candidates(starts[ids], ends[ids], ids + d0, level, self.topo), best, where
+        return _Candidates(starts[ids], ends[ids], ids + d0, level, self.topo), seen
+
+    def best_seen(self, seen: _Seen) -> tuple[int, str | None]:
+        """The largest main-shape capacity a tier offered, and which domain offered it."""
+        if seen.level is None or seen.sums is None or seen.valid is None:
+            dems = self.demand(seen.node) or self.desired(seen.node)
+            total = int(self.capacity(dems[0], seen.lo, seen.hi).sum()) if dems else 0
+            return min(total, int(BIG)), None
+        if not len(seen.sums):
+            return -1, None
+        masked = np.where(seen.valid, seen.sums, -1)
+        j = int(np.argmax(masked))
+        return int(min(masked[j], BIG)), self.topo.domain_path(seen.level, seen.d0 + j)
 
     def want(self, node: TreeNode) -> int:
         """Extra pods the node would like beyond its minimum."""
@@ -401,7 +425,7 @@ class _Search:
         transaction while the consumer holds it and undone when the consumer asks for the
         next one."""
         yielded = False
-        best_seen, best_where, best_level = -1, None, None
+        seen: list[_Seen] = []
         for con in node.topology:
             if con.value is not None and con.mode == "required":
                 lo, hi = self.pin(node, con.key, con.value, lo, hi)
@@ -415,14 +439,13 @@ class _Search:
         req_level = self.topo.level_for(req) if req is not None else None
         for level in self.tiers(node):
             within = req_level if level is not None and level is not req_level else None
-            cands, best, where = self.candidates(node, level, lo, hi, within)
-            if best > best_seen or best_level is None:
-                best_seen, best_where, best_level = best, where, level
+            cands, tier = self.candidates(node, level, lo, hi, within)
+            seen.append(tier)
             if not cands:
                 continue
             order: Iterator[int] | range = range(len(cands))
             if (len(cands) > 1 and self.opts.score_top > 1 and self.score_left > 0
-                    and not self.ranking and not self.simple(node)):
+                    and not self.ranking and not self.simple(node) and self.want(node) > 0):
                 order = self.rank(node, cands, lo, hi, spill)
             for j in order:
                 if yielded and not self.spend_backtrack():
@@ -436,7 +459,7 @@ class _Search:
                     yield r
                 self.txn.rollback_to(m)
         if not yielded:
-            self.note_failure(node, best_level, best_seen, best_where)
+            self.note_failure(node, seen)
 
     def rank(
         self, node: TreeNode, cands: _Candidates, lo: int, hi: int, spill: _Spill
@@ -698,11 +721,14 @@ class _Search:
 
     # -- explanations -------------------------------------------------------------------
 
-    def note_failure(
-        self, node: TreeNode, level: Level | None, best: int, where: str | None
-    ) -> None:
+    def note_failure(self, node: TreeNode, seen: list[_Seen]) -> None:
         if isinstance(node, Group) and node.path in self.notes:
             return  # the group's own search left a more precise note
+        best, where, level = -1, None, None
+        for tier in seen:  # the tier that came closest, narrowest first
+            have, at = self.best_seen(tier)
+            if have > best or level is None:
+                best, where, level = have, at, tier.level
         inside = f" inside one {level_noun(level.key)}" if level is not None else ""
         dems = self.demand(node)
         per = self.replica_demand(node)
