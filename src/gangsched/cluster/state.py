@@ -211,7 +211,7 @@ class ClusterState:
             e.levels.clear()
         else:
             touched = self._journal[since:]
-            nodes = touched[0] if len(touched) == 1 else np.unique(np.concatenate(touched))
+            nodes = touched[0] if len(touched) == 1 else _distinct(touched)
             new = self._compute(e.shape, e.mask, e.cap, nodes)
             delta = new - e.fit[nodes]
             e.fit[nodes] = new
@@ -267,6 +267,13 @@ class ClusterState:
         other._journal = []
         other._journal_base = other.generation
         return other
+
+
+def _distinct(arrays: list[np.ndarray]) -> np.ndarray:
+    """The distinct node indices of several small arrays (cheaper than np.unique)."""
+    if sum(len(a) for a in arrays) <= 64:
+        return np.fromiter(sorted({j for a in arrays for j in a.tolist()}), dtype=np.int64)
+    return np.unique(np.concatenate(arrays))
 
 
 @dataclass

@@ -52,6 +52,7 @@ class Topology:
     missing: dict[str, list[str]] = field(default_factory=dict)  # level key -> node names
     _node_level: Level | None = field(default=None, repr=False)
     _names: list[str] | None = field(default=None, repr=False)
+    _paths: dict[tuple[int, int], str] = field(default_factory=dict, repr=False)
 
     @property
     def keys(self) -> list[str]:
@@ -107,7 +108,14 @@ class Topology:
     def domain_path(self, level: Level, d: int) -> str:
         """A readable name for domain d: its label value, prefixed by the enclosing
         domains' values when the value alone is not unique in its level."""
-        chain = [lv for lv in self.levels] + ([self._node_level] if self._node_level else [])
+        key = (id(level), d)
+        name = self._paths.get(key)
+        if name is None:
+            name = self._paths[key] = self._domain_path(level, d)
+        return name
+
+    def _domain_path(self, level: Level, d: int) -> str:
+        chain = [*self.levels, *([self._node_level] if self._node_level else [])]
         li = next(i for i, lv in enumerate(chain) if lv is level)
         parts: list[str] = []
         while li >= 0 and d >= 0:

@@ -207,11 +207,11 @@ class _Search:
         are left out: they only restrict, so the bound stays valid; placement applies them."""
         acc: dict[tuple[Shape, NodeRequirements], int] = {}
         if isinstance(node, PodSet):
-            count = node.size if full else node.min_pods
+            count = self.size(node) if full else node.min_pods
             if count:
                 acc[(self.shape(node), node.requirements)] = count
         else:
-            kids = [self._bound(c, full) for c in node.children]
+            kids = [self.desired(c) if full else self.demand(c) for c in node.children]
             need = len(kids) if full else node.min_groups
             per: dict[tuple[Shape, NodeRequirements], list[int]] = {}
             for ds in kids:
@@ -664,7 +664,7 @@ class _Search:
         """Add up to about ``want`` pods (at least one step when possible) by water-filling;
         returns pods added (0: nothing more fits)."""
         if isinstance(res, _PSRes):
-            k = min(want, res.node.size - res.placed)
+            k = min(want, self.size(res.node) - res.placed)
             return self.add_pods(res, k) if k > 0 else 0
         g = res.node
         full: set[int] = set()
@@ -676,10 +676,11 @@ class _Search:
                     continue
                 r = res.kids.get(i)
                 placed = r.placed if r is not None else 0
-                if (r is not None and placed >= ch.size) or ch.size == 0:
+                size = self.size(ch)
+                if (r is not None and placed >= size) or size == 0:
                     full.add(i)
                     continue
-                ratios.append((placed / ch.size, i))
+                ratios.append((placed / size, i))
             if not ratios:
                 break
             ratios.sort()
@@ -688,7 +689,7 @@ class _Search:
             r = res.kids.get(i)
             placed = r.placed if r is not None else 0
             nxt = ratios[1][0] if len(ratios) > 1 else 1.0
-            quota = max(1, min(want - added, math.floor(nxt * ch.size) - placed + 1))
+            quota = max(1, min(want - added, math.floor(nxt * self.size(ch)) - placed + 1))
             n = self.grow_child(res, i, quota)
             if n == 0:
                 full.add(i)

@@ -97,5 +97,7 @@ class SimResult:
 
     def unit_rows(self) -> list[dict[str, Any]]:
         return [
-            {"policy": p.policy, **asdict(u), "wait": u.wait} for p in self.policies for u in p.units
+            {"policy": p.policy, **asdict(u), "wait": u.wait}
+            for p in self.policies
+            for u in p.units
         ]
