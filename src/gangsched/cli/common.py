@@ -31,9 +31,15 @@ MISSING_SHOWN = 5  # node names listed in a "lacks label" warning
 # -- consoles and messages -----------------------------------------------------------------
 
 
+PIPE_WIDTH = 140  # columns when stdout is not a terminal (rich would assume 80)
+
+
 def out() -> Console:
     """Console on stdout (created per use, so it follows redirections such as CliRunner)."""
-    return Console(highlight=False)
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console.width = PIPE_WIDTH
+    return console
 
 
 def err() -> Console:
