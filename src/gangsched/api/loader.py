@@ -426,19 +426,49 @@ def _dispatch(doc: Document, inputs: Inputs, ignore_unknown: bool) -> None:
         raise doc.locate(err) from None
 
 
-def load(paths: Sequence[str | Path], *, ignore_unknown: bool = False) -> Inputs:
+def load(
+    paths: Sequence[str | Path],
+    *,
+    ignore_unknown: bool = False,
+    errors: list[InputError] | None = None,
+) -> Inputs:
     """Load Kubernetes objects from YAML files (``-`` is stdin; directories expand).
 
     Multi-document files, ``List``/``*List`` objects and empty documents are handled.
-    Raises :class:`InputError` naming the file, document, object and field.
+    Raises :class:`InputError` naming the file, document, object and field. With an
+    ``errors`` list, problems are appended there instead and loading goes on (a bad
+    document is skipped, a bad file is left after its first YAML error): for reporting
+    every problem at once; the returned inputs then hold only the good objects.
     """
     _ensure_front_ends()
     inputs = Inputs()
     for file in _expand_paths(paths):
         name = "<stdin>" if file == "-" else file
-        for index, data in _yaml_documents(_read(file), name):
-            if data is None:
-                continue
-            for doc in _objects(name, index, data):
-                _dispatch(doc, inputs, ignore_unknown)
+        try:
+            for index, data in _yaml_documents(_read(file), name):
+                if data is None:
+                    continue
+                for doc in _objects_or_error(name, index, data, errors):
+                    try:
+                        _dispatch(doc, inputs, ignore_unknown)
+                    except InputError as err:
+                        if errors is None:
+                            raise
+                        errors.append(err)
+        except InputError as err:
+            if errors is None:
+                raise
+            errors.append(err)
     return inputs
+
+
+def _objects_or_error(
+    name: str, index: int, data: object, errors: list[InputError] | None
+) -> list[Document]:
+    try:
+        return list(_objects(name, index, data))
+    except InputError as err:
+        if errors is None:
+            raise
+        errors.append(err)
+        return []

@@ -19,9 +19,11 @@ from gangsched.cli.common import (
     App,
     FilesOption,
     IgnoreUnknownOption,
+    PathsArgument,
     TopologyOption,
     build_state,
     err,
+    input_files,
     levels_source,
     load_inputs,
     out,
@@ -272,7 +274,8 @@ def _first_domains_table(stats: _ClusterStats, depth: int, limit: int) -> Table:
 
 @app.command()
 def show(
-    files: FilesOption,
+    paths: PathsArgument = None,
+    files: FilesOption = None,
     topology: TopologyOption = None,
     depth: Annotated[
         int | None,
@@ -282,7 +285,7 @@ def show(
     ignore_unknown: IgnoreUnknownOption = False,
 ) -> None:
     """Show the topology tree with node count, capacity and free resources per domain."""
-    inputs = load_inputs(files, ignore_unknown)
+    inputs = load_inputs(input_files(paths, files), ignore_unknown)
     state = build_state(inputs, topology)
     stats = _stats(state)
     shown = len(stats.levels) if depth is None else min(depth, len(stats.levels))

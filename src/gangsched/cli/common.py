@@ -97,10 +97,14 @@ class App(typer.Typer):
 # -- input options -------------------------------------------------------------------------
 
 FilesOption = Annotated[
-    list[Path],
+    list[Path] | None,
     typer.Option(
         "--file", "-f", help="YAML file with Kubernetes objects (repeatable).", show_default=False
     ),
+]
+PathsArgument = Annotated[
+    list[Path] | None,
+    typer.Argument(help="YAML files (the same as -f, for shell globs).", show_default=False),
 ]
 TopologyOption = Annotated[
     str | None,
@@ -115,6 +119,14 @@ IgnoreUnknownOption = Annotated[
     bool,
     typer.Option("--ignore-unknown", help="Skip objects of kinds gangsched does not read."),
 ]
+
+
+def input_files(paths: Sequence[Path] | None, files: Sequence[Path] | None) -> list[Path]:
+    """Files named as arguments and with -f, in that order; at least one."""
+    chosen = [*(paths or ()), *(files or ())]
+    if not chosen:
+        raise InputError("no input files: give them as arguments or with -f FILE")
+    return chosen
 
 
 def load_inputs(files: Sequence[Path], ignore_unknown: bool = False) -> Inputs:

@@ -16,6 +16,7 @@ from gangsched.cli import bench, cluster
 from gangsched.cli.common import App, out
 from gangsched.cli.place import place_cmd
 from gangsched.cli.translate import translate_cmd
+from gangsched.cli.validate import validate_cmd
 
 app = App(
     help="Hierarchical, topology-aware gang scheduler for AI workloads on Kubernetes.",
@@ -25,6 +26,7 @@ app.add_typer(cluster.app, name="cluster")
 app.add_typer(bench.app, name="bench")
 app.command("place")(place_cmd)
 app.command("translate")(translate_cmd)
+app.command("validate")(validate_cmd)
 
 
 def package_version() -> str:

@@ -15,7 +15,9 @@ from gangsched.api.errors import InputError
 from gangsched.cli.common import (
     FilesOption,
     IgnoreUnknownOption,
+    PathsArgument,
     TopologyOption,
+    input_files,
     load_inputs,
     out,
     parse_topology_option,
@@ -58,14 +60,15 @@ def plan_state(plan: Plan, topology_option: str | None) -> ClusterState:
 
 
 def place_cmd(
-    files: FilesOption,
+    paths: PathsArgument = None,
+    files: FilesOption = None,
     output: OutputOption = Output.table,
     topology: TopologyOption = None,
     ignore_unknown: IgnoreUnknownOption = False,
 ) -> None:
     """Place every workload in the inputs on the cluster (Nodes and bound Pods in the
     inputs), all-or-nothing per gang, and explain every rejection."""
-    inputs = load_inputs(files, ignore_unknown)
+    inputs = load_inputs(input_files(paths, files), ignore_unknown)
     plan = assemble(inputs)
     for message in plan.warnings[len(inputs.warnings):]:
         warn(message)

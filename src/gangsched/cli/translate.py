@@ -15,7 +15,14 @@ import typer
 import yaml
 
 from gangsched.api.errors import InputError
-from gangsched.cli.common import FilesOption, IgnoreUnknownOption, load_inputs, warn
+from gangsched.cli.common import (
+    FilesOption,
+    IgnoreUnknownOption,
+    PathsArgument,
+    input_files,
+    load_inputs,
+    warn,
+)
 from gangsched.frontends import load_front_ends
 from gangsched.frontends.kthena import model_servings, translate
 
@@ -53,9 +60,10 @@ def render(objects: list[dict[str, Any]], fmt: Format) -> str:
 
 
 def translate_cmd(
-    files: FilesOption,
+    paths: PathsArgument = None,
+    files: FilesOption = None,
     output: FormatOption = Format.yaml,
     ignore_unknown: IgnoreUnknownOption = False,
 ) -> None:
     """Print the PodGroups and Pods Kthena's controller creates for each ModelServing."""
-    typer.echo(render(translated(files, ignore_unknown), output), nl=False)
+    typer.echo(render(translated(input_files(paths, files), ignore_unknown), output), nl=False)

@@ -60,6 +60,12 @@ def register_builder(name: str, builder: Builder) -> None:
     _BUILDERS[name] = builder
 
 
+def builder_names() -> list[str]:
+    """Registered builders, in the order :func:`assemble` runs them."""
+    load_front_ends()
+    return list(_BUILDERS)
+
+
 def load_front_ends() -> None:
     """Import every front-end module so its kinds and builder are registered."""
     for module in FRONT_ENDS:

@@ -1,0 +1,136 @@
+"""``gangsched place`` and ``gangsched validate`` from the user's side."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from cli_helpers import Run, assert_one_line_error
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+GOLDEN = Path(__file__).parent / "golden"
+CLUSTER = EXAMPLES / "cluster-small.yaml"
+
+
+def place_json(run: Run, *files: Path, cluster: Path = CLUSTER) -> dict[str, object]:
+    result = run("place", "-f", cluster, *(x for f in files for x in ("-f", f)), "-o", "json")
+    assert result.exit_code == 0, result.output
+    data: dict[str, object] = json.loads(result.stdout)
+    return data
+
+
+@pytest.mark.parametrize(
+    ("example", "cluster"),
+    [
+        ("kthena-2p2d.yaml", "cluster-small.yaml"),
+        ("volcano-podgroup.yaml", "volcano-hypernodes.yaml"),
+        ("workload-gang.yaml", "cluster-small.yaml"),
+        ("workload-composite.yaml", "cluster-small.yaml"),
+    ],
+)
+def test_examples_place_as_recorded(run: Run, example: str, cluster: str) -> None:
+    """Golden placement of each front-end's example on a small example cluster
+    (regenerate with UPDATE_GOLDEN=1 after an intended change)."""
+    data = place_json(run, EXAMPLES / example, cluster=EXAMPLES / cluster)
+    golden = GOLDEN / f"place-{example.removesuffix('.yaml')}.json"
+    if os.environ.get("UPDATE_GOLDEN"):
+        golden.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    assert data == json.loads(golden.read_text())
+
+
+def test_json_output_has_the_documented_fields(run: Run) -> None:
+    data = place_json(run, EXAMPLES / "kthena-2p2d.yaml")
+    [w] = data["workloads"]  # type: ignore[misc]
+    assert w["name"] == "default/sample-0" and w["kind"] == "ModelServing"
+    assert w["admitted"] is True and w["reason"] == ""
+    assert len(w["pods"]) == 8
+    assert all(k.startswith("default/sample-0-") for k in w["pods"])
+    group = w["groups"][0]
+    assert {"path", "placed", "minimum", "domain"} <= set(group)
+
+
+def slot_nodes(tmp_path: Path, slots: int) -> Path:
+    """A cluster whose nodes take exactly one 100m pod each."""
+    docs = [
+        f"apiVersion: v1\nkind: Node\nmetadata: {{name: n{i}}}\n"
+        f"status: {{allocatable: {{cpu: 100m, memory: 1Gi, pods: 1}}}}\n"
+        for i in range(slots)
+    ]
+    path = tmp_path / "slots.yaml"
+    path.write_text("---\n".join(docs))
+    return path
+
+
+def test_seed_example_with_room_for_six_admits_the_minimum(run: Run, tmp_path: Path) -> None:
+    result = run("place", "-f", slot_nodes(tmp_path, 6), "-f", EXAMPLES / "kthena-2p2d.yaml",
+                 "-o", "json")
+    [w] = json.loads(result.stdout)["workloads"]
+    assert w["admitted"] is True
+    pods = set(w["pods"])
+    assert {p for p in pods if "-prefill-" in p} == {
+        f"default/sample-0-prefill-{j}-{k}" for j in (0, 1) for k in (0, 1)}
+    assert len([p for p in pods if "-decode-" in p]) == 2
+
+
+def test_seed_example_with_room_for_five_places_nothing(run: Run, tmp_path: Path) -> None:
+    result = run("place", "-f", slot_nodes(tmp_path, 5), "-f", EXAMPLES / "kthena-2p2d.yaml",
+                 "-o", "json")
+    [w] = json.loads(result.stdout)["workloads"]
+    assert w["admitted"] is False and w["pods"] == {}
+    assert "decode" in w["reason"]
+
+
+def test_table_output_names_the_reason(run: Run, tmp_path: Path) -> None:
+    result = run("place", "-f", slot_nodes(tmp_path, 5), "-f", EXAMPLES / "kthena-2p2d.yaml")
+    assert result.exit_code == 0
+    assert "sample-0" in result.stdout and "decode" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        pytest.param("kind: Node\napiVersion: v1\nmetadata: {name: [x]}\n", "metadata.name",
+                     id="wrong-type"),
+        pytest.param("apiVersion: v1\nkind: Node\nmetadata: {name: a\n", "invalid YAML",
+                     id="invalid-yaml"),
+        pytest.param("apiVersion: v1\nkind: Gadget\nmetadata: {name: a}\n", "Gadget",
+                     id="unknown-kind"),
+    ],
+)
+def test_bad_input_is_one_line_and_changes_nothing(
+    run: Run, tmp_path: Path, text: str, fragment: str
+) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text)
+    assert_one_line_error(run("place", "-f", CLUSTER, "-f", bad), str(bad), fragment)
+
+
+def test_place_without_nodes_is_an_error(run: Run) -> None:
+    assert_one_line_error(run("place", "-f", EXAMPLES / "kthena-2p2d.yaml"), "no Node")
+
+
+def test_validate_reports_every_problem(run: Run, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
+        "status: {allocatable: {cpu: -1}}\n---\n"
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p1}\n"
+        "spec: {priority: high, containers: [{name: c}]}\n"
+    )
+    result = run("validate", "-f", bad)
+    assert result.exit_code == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 2
+    assert "[doc 0]: Node/n1: status.allocatable.cpu" in lines[0]
+    assert "[doc 1]: Pod/p1: spec.priority" in lines[1]
+
+
+@pytest.mark.parametrize("cluster", ["cluster-small.yaml", "volcano-hypernodes.yaml"])
+def test_validate_accepts_the_examples(run: Run, cluster: str) -> None:
+    others = [f for f in sorted(EXAMPLES.glob("*.yaml"))
+              if f.name not in ("cluster-small.yaml", "volcano-hypernodes.yaml")
+              and (cluster != "cluster-small.yaml" or not f.name.startswith("volcano"))]
+    result = run("validate", EXAMPLES / cluster, *others)  # positional files work too
+    assert result.exit_code == 0, result.stderr
