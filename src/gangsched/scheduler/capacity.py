@@ -1,0 +1,108 @@
+"""Batch changes to a ClusterState: assume bound pods, release them, hide nodes.
+
+All go through the state's public transaction API, one vectorized change per pod shape,
+so the per-shape fit caches stay in sync.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from gangsched.api.types import Node
+from gangsched.cluster.state import ClusterState, Shape
+from gangsched.cluster.topology import HOSTNAME, infer_levels
+
+
+def assume(state: ClusterState, pods: Iterable[tuple[str, str, Mapping[str, int]]]) -> None:
+    """Charge pods ``(key, node name, requests)`` as bound (kube-scheduler's assume);
+    pods already charged or on unknown nodes are skipped."""
+    groups: dict[Shape, list[tuple[str, int]]] = {}
+    index = state.topology.index
+    for key, node, requests in pods:
+        if key in state.bound:
+            continue
+        j = index.get(node)
+        if j is None:
+            continue
+        groups.setdefault(state.shape(requests), []).append((key, j))
+    txn = state.begin()
+    for shape, items in groups.items():
+        nodes, counts = np.unique(np.fromiter((j for _, j in items), dtype=np.int64,
+                                              count=len(items)), return_counts=True)
+        txn.place(nodes, counts.astype(np.int64), shape)
+        for key, j in items:
+            state.bound[key] = (j, shape)
+    txn.commit()
+
+
+def release(state: ClusterState, keys: Iterable[str]) -> int:
+    """Give back the capacity of charged pods; returns how many were charged."""
+    groups: dict[Shape, list[int]] = {}
+    for key in keys:
+        entry = state.bound.pop(key, None)
+        if entry is not None:
+            groups.setdefault(entry[1], []).append(entry[0])
+    txn = state.begin()
+    n = 0
+    for shape, js in groups.items():
+        nodes, counts = np.unique(np.asarray(js, dtype=np.int64), return_counts=True)
+        txn.place(nodes, -counts.astype(np.int64), shape)  # a negative take gives back
+        n += len(js)
+    txn.commit()
+    return n
+
+
+def hide(state: ClusterState, nodes: np.ndarray) -> None:
+    """Make every resource of ``nodes`` look used up (a reservation others may not take)."""
+    if len(nodes) == 0:
+        return
+    txn = state.begin()
+    for r in range(len(state.resources)):
+        take = np.maximum(state.free[r, nodes], 0)
+        if take.any():
+            txn.place(nodes, take, Shape((r,), (1,)))
+    txn.commit()
+
+
+def domain_nodes(state: ClusterState, key: str | None, value: str | None) -> np.ndarray:
+    """Node indices of the domain whose ``key`` label is ``value`` (all nodes for None)."""
+    topo = state.topology
+    if key is None:
+        return np.arange(state.n_nodes, dtype=np.int64)
+    lv = topo.level_for(key)
+    if lv is None:
+        if key == HOSTNAME or value is None:
+            return np.zeros(0, dtype=np.int64)
+        hits = [i for i, n in enumerate(topo.nodes) if n.labels.get(key) == value]
+        return np.asarray(hits, dtype=np.int64)
+    parts = [np.arange(int(lv.starts[d]), int(lv.ends[d]), dtype=np.int64)
+             for d in range(len(lv)) if lv.valid[d] and lv.values[d] == value]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+
+def label_of(state: ClusterState, node: str, key: str) -> str | None:
+    """The node's value for a topology key (its name for the hostname key)."""
+    j = state.topology.index.get(node)
+    if j is None:
+        return None
+    nd = state.topology.nodes[j]
+    v = nd.labels.get(key)
+    if v is None and key == HOSTNAME:
+        return nd.name
+    return v
+
+
+def guess_levels(nodes: Sequence[Node], keys: Collection[str]) -> list[str]:
+    """Topology levels when none are configured: the well-known keys the nodes carry and
+    the constraint keys trees name that nodes carry, widest (fewest values) first, the
+    hostname last."""
+    out = list(infer_levels(nodes))
+    labelled = {k for n in nodes for k in n.labels}
+    out.extend(k for k in sorted(keys) if k not in out and k != HOSTNAME and k in labelled)
+
+    def width(k: str) -> tuple[bool, int]:
+        return (k == HOSTNAME, len({n.labels[k] for n in nodes if k in n.labels}))
+
+    return sorted(out, key=width)

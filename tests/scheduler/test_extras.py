@@ -1,0 +1,88 @@
+"""Elastic extras inside pinned domains, and scaling a running unit."""
+
+from __future__ import annotations
+
+from sched_helpers import racks, world
+
+from gangsched.gang import Group
+from gangsched.scheduler import SchedulerConfig, UnitState, make_workload
+from gangsched.testing.builders import cons, group, podset
+
+
+def elastic(pods: int, *, gpu: int = 4, min_pods: int = 4) -> Group:
+    return group("u", [podset("u/w", pods, gpu=gpu, min_pods=min_pods)], topology=cons("rack"))
+
+
+def test_extras_placed_in_a_later_cycle_stay_inside_the_pinned_rack() -> None:
+    w = world(config=SchedulerConfig(extras_interval=10.0))
+    w.submit(group("f0", [podset("f0/w", 3, gpu=8)], topology=cons("rack")))  # 3 nodes of r0
+    w.submit(group("f1", [podset("f1/w", 2, gpu=8)], topology=cons("rack")))  # 2 nodes of r1
+    w.cycle()
+    assert racks(w.bound("f0")) == {"z0-r0"} and racks(w.bound("f1")) == {"z0-r1"}
+    # 12 pods of 4 GPUs, at least 4 in one rack: r0 holds 2, r1 holds 4
+    w.submit(elastic(12))
+    w.cycle(1.0)
+    assert len(w.bound("u")) == 4 and racks(w.bound("u")) == {"z0-r1"}
+    assert w.sched.status()["u"].domain == "z0-r1"
+    # room appears in both racks; r0 is now the emptier one
+    w.clock.set(2.0)
+    w.backend.remove_workload("f0")
+    w.backend.remove_workload("f1")
+    w.cycle()
+    assert len(w.bound("u")) == 4  # extras wait for their interval
+    assert w.sched.next_wakeup() == 11.0
+    w.clock.set(11.0)
+    w.sched.run_cycle()
+    assert len(w.bound("u")) == 8 and racks(w.bound("u")) == {"z0-r1"}
+    ev = [e for e in w.sched.events if e.kind == "Extras"]
+    assert [(e.unit, e.time, e.message) for e in ev] == [("u", 11.0, "placed 4 more pods (8/12)")]
+    st = w.sched.status()["u"]
+    assert st.state == UnitState.admitted and (st.pods_bound, st.minimum, st.desired) == (8, 4, 12)
+    # the rack is full: later tries place nothing, and nothing outside r1
+    w.run_until(41.0, step=10.0)
+    assert len(w.bound("u")) == 8 and racks(w.bound("u")) == {"z0-r1"}
+
+
+def test_scale_down_keeps_running_pods_the_domain_and_the_minimum() -> None:
+    w = world()
+    w.submit(elastic(8, gpu=2))  # 8 pods on 2 nodes of one rack
+    w.cycle()
+    before = w.bound("u")
+    assert len(before) == 8 and racks(before) == {"z0-r0"}
+    w.clock.advance(5.0)
+    w.backend.submit(make_workload(elastic(5, gpu=2), name="u"))  # same name: scale to 5
+    rep = w.sched.run_cycle()
+    after = w.bound("u")
+    assert rep.evicted_pods == 3
+    assert after == {p: n for p, n in before.items() if p in after}  # nothing moved
+    assert sorted(after) == [f"default/u-w-{i}" for i in range(5)]
+    assert [p for _, p, _ in w.backend.evictions] == ["default/u-w-7", "default/u-w-6",
+                                                      "default/u-w-5"]  # highest index first
+    st = w.sched.status()["u"]
+    assert st.state == UnitState.admitted and st.admitted_at == 0.0
+    assert (st.pods_bound, st.minimum, st.desired, st.domain) == (5, 4, 5, "z0-r0")
+    assert w.kinds("u") == ["Admitted", "Scaled"]
+    # scaling down to the minimum evicts one more, never a pod below it
+    w.backend.submit(make_workload(elastic(4, gpu=2), name="u"))
+    w.cycle(1.0)
+    assert sorted(w.bound("u")) == [f"default/u-w-{i}" for i in range(4)]
+    assert w.state("u") == "admitted"
+
+
+def test_scale_up_adds_extras_inside_the_same_rack() -> None:
+    w = world(config=SchedulerConfig(extras_interval=10.0))
+    w.submit(elastic(4))  # 4 pods of 4 GPUs: two nodes of r0
+    w.cycle()
+    before = w.bound("u")
+    assert racks(before) == {"z0-r0"}
+    w.clock.advance(1.0)
+    w.backend.submit(make_workload(elastic(10), name="u"))  # scale up to 10
+    rep = w.sched.run_cycle()
+    # the new pods are extras of the running unit: r0 takes 4 more; r1 is empty but
+    # not its domain, so the last two wait
+    after = w.bound("u")
+    assert rep.bound_pods == 4 and len(after) == 8 and racks(after) == {"z0-r0"}
+    assert all(after[p] == n for p, n in before.items())
+    st = w.sched.status()["u"]
+    assert st.state == UnitState.admitted and (st.pods_bound, st.desired) == (8, 10)
+    assert w.kinds("u") == ["Admitted", "Scaled", "Extras"]

@@ -1,0 +1,113 @@
+"""Residual trees, surplus and broken ``all`` groups: pure functions of (tree, bound)."""
+
+from __future__ import annotations
+
+from gangsched.gang import Constraint, Group, PodSet
+from gangsched.scheduler.tree import (
+    broken_all_groups,
+    minimum_pods,
+    residual,
+    satisfied,
+    surplus,
+    unit_name,
+)
+from gangsched.testing.builders import RACK, cons, group, podset, replicas
+
+
+def rack_of(node: str, key: str) -> str | None:
+    return {"n0": "r0", "n1": "r0", "n2": "r1"}[node] if key == RACK else None
+
+
+def svc() -> Group:
+    return group("s", [
+        replicas("s/prefill", 2, pods=1, gpu=8, min_replicas=1),
+        replicas("s/decode", 3, pods=2, gpu=8, min_replicas=2),
+    ], topology=cons("rack"))
+
+
+P = "default/s-prefill-prefill-{}-pods-{}"
+D = "default/s-decode-decode-{}-pods-{}"
+
+
+def sets_of(bound: dict[str, str]) -> dict[str, dict[str, str]]:
+    out: dict[str, dict[str, str]] = {}
+    for pod, node in bound.items():
+        role = "prefill" if "prefill" in pod else "decode"
+        i = pod.split("-")[-3]
+        out.setdefault(f"s/{role}/{role}-{i}/pods", {})[pod] = node
+    return out
+
+
+def test_minimum_and_satisfaction() -> None:
+    t = svc()
+    assert minimum_pods(t) == 1 + 2 * 2
+    full = {P.format(0, 0): "n0", D.format(0, 0): "n0", D.format(0, 1): "n1",
+            D.format(1, 0): "n1", D.format(1, 1): "n1"}
+    assert satisfied(t, sets_of(full))
+    assert not satisfied(t, sets_of({k: v for k, v in full.items() if k != D.format(1, 1)}))
+
+
+def test_residual_of_a_satisfied_unit_is_extras_pinned_to_its_rack() -> None:
+    bound = {P.format(0, 0): "n0", D.format(0, 0): "n0", D.format(0, 1): "n1",
+             D.format(1, 0): "n1", D.format(1, 1): "n1"}
+    r = residual(svc(), sets_of(bound), rack_of)
+    assert isinstance(r, Group)
+    assert r.topology == (Constraint(RACK, "required", "r0"),)
+    assert (r.min_groups, r.min_pods) == (0, 0)
+    prefill, decode = r.children
+    assert isinstance(prefill, Group) and isinstance(decode, Group)
+    assert [c.path for c in prefill.children] == ["s/prefill/prefill-1"]  # unplaced replica
+    assert prefill.min_groups == 0
+    extra = decode.children[0]
+    assert isinstance(extra, Group) and extra.path == "s/decode/decode-2"
+    assert extra.min_groups == 1  # an extra child keeps its own minimum: all or nothing
+    assert isinstance(extra.children[0], PodSet) and extra.children[0].min_pods == 2
+
+
+def test_residual_of_a_broken_unit_repairs_the_broken_replica_inside_the_rack() -> None:
+    bound = {P.format(0, 0): "n0", D.format(0, 0): "n0", D.format(0, 1): "n1",
+             D.format(1, 0): "n1"}  # decode-1 lost a pod
+    r = residual(svc(), sets_of(bound), rack_of)
+    assert isinstance(r, Group) and r.topology == (Constraint(RACK, "required", "r0"),)
+    decode = next(c for c in r.children if c.path == "s/decode")
+    assert isinstance(decode, Group) and decode.min_groups == 1
+    assert [c.path for c in decode.children] == ["s/decode/decode-1"]  # not decode-2
+    broken = decode.children[0]
+    assert isinstance(broken, Group)
+    ps = broken.children[0]
+    assert isinstance(ps, PodSet)
+    assert ps.pods == (D.format(1, 1),) and ps.min_pods == 1
+
+
+def test_nothing_left_to_place() -> None:
+    t = podset("p", 2, gpu=1, topology=cons("rack"))
+    assert residual(t, {"p": {"default/p-0": "n0", "default/p-1": "n0"}}, rack_of) is None
+
+
+def test_surplus_takes_whole_extra_children_then_pods_above_minimums() -> None:
+    bound = {P.format(0, 0): "n0", P.format(1, 0): "n0",
+             D.format(0, 0): "n0", D.format(0, 1): "n1", D.format(1, 0): "n1",
+             D.format(1, 1): "n1", D.format(2, 0): "n2", D.format(2, 1): "n2"}
+    chunks = surplus(svc(), sets_of(bound))
+    assert chunks == [[P.format(1, 0)], [D.format(2, 0), D.format(2, 1)]]
+
+
+def test_all_groups_give_no_surplus_and_break_whole() -> None:
+    t = svc()
+    decode = t.children[1]
+    assert isinstance(decode, Group)
+    decode.disruption = "all"
+    bound = {P.format(0, 0): "n0", D.format(0, 0): "n0", D.format(0, 1): "n1",
+             D.format(1, 0): "n1", D.format(1, 1): "n1", D.format(2, 0): "n2",
+             D.format(2, 1): "n2"}
+    assert surplus(t, sets_of(bound)) == []  # decode's third replica may not go alone
+    del bound[D.format(1, 1)]
+    del bound[D.format(2, 1)]
+    assert [g.path for g in broken_all_groups(t, sets_of(bound))] == ["s/decode"]
+
+
+def test_unit_names() -> None:
+    unit = podset("ns/app/web", 1)
+    assert unit_name("ns/app", "ns/app", unit, alone=True) == "ns/app"
+    assert unit_name("ns/app", "ns/app", unit, alone=False) == "ns/app/web"
+    assert unit_name("w", "elsewhere", unit, alone=False) == "w/web"
