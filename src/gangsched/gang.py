@@ -41,6 +41,8 @@ class PodSet:
     min_pods: int = 0
     topology: tuple[Constraint, ...] = ()
     max_pods_per_node: int | None = None
+    # pods of this set already running, per node name: they count against the cap
+    held_per_node: dict[str, int] = field(default_factory=dict)
 
     @property
     def size(self) -> int:
@@ -65,7 +67,8 @@ class Group:
     priority: int = 0
     kind: str = "Group"  # the source object's kind, for reports
     source: str = ""  # the source object's namespace/name, for reports
-    max_pods_per_node: int | None = None
+    max_pods_per_node: int | None = None  # pods of the whole subtree on any one node
+    held_per_node: dict[str, int] = field(default_factory=dict)  # already running, by node
 
     @property
     def size(self) -> int:

@@ -385,3 +385,17 @@ def test_group_cap_limits_a_role_across_its_replicas() -> None:
     role5 = replicas("big/role", 5, pods=1, gpu=1)
     role5.max_pods_per_node = 2
     assert not place(group("big", [role5]), flat(2)).admitted
+
+
+def test_pods_already_running_count_against_the_cap() -> None:
+    state = flat(2)
+    first = state.topology.nodes[0].name
+    rest = podset("svc/w", 2, gpu=1, min_pods=0, max_per_node=1)
+    rest.held_per_node = {first: 1}  # a pod of the set already runs there
+    d = place(rest, state)
+    assert list(d.assignments.values()) == [state.topology.nodes[1].name]
+
+
+def test_reason_for_a_lone_child_is_not_repeated() -> None:
+    d = place(group("b", [podset("b/w", 5, gpu=8)]), flat(2))
+    assert d.reason.count("needs") == 1

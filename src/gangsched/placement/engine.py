@@ -172,7 +172,8 @@ class _Search:
         self._simple: dict[int, bool] = {}
         self._desired: dict[int, list[_Demand]] = {}
         self.originals: dict[str, TreeNode] = {}  # path -> the unit's own node (raised searches)
-        self.group_caps: dict[str, tuple[tuple[str, int], ...]] = {}  # pod set -> group caps
+        self.group_caps: dict[str, tuple[tuple[str, int, Group], ...]] = {}  # set -> group caps
+        self._held: dict[int, np.ndarray] = {}
         self.requirements: list[NodeRequirements] = []  # distinct ones, when several
         self.scarce: list[int] = []  # extended resources (GPUs) some set of the unit asks for
         self.ranking = False
@@ -566,14 +567,19 @@ class _Search:
         ps = res.node
         shape = self.shape(ps)
         f = self.state.capacity(shape, ps.requirements, ps.max_pods_per_node)[lo:hi]
-        if ps.max_pods_per_node is not None and res.nodes:
+        if ps.max_pods_per_node is not None and (res.nodes or ps.held_per_node):
             f = f.copy()  # the cap counts this set's pods already on each node
             for nodes, counts in zip(res.nodes, res.counts, strict=True):
                 inside = (nodes >= lo) & (nodes < hi)
                 np.subtract.at(f, nodes[inside] - lo, counts[inside])
+            if ps.held_per_node:
+                f -= self.held(ps)[lo:hi]
             np.maximum(f, 0, out=f)
-        for prefix, cap in self.group_caps.get(ps.path, ()):
-            f = np.minimum(f, np.maximum(cap - self.pods_under(prefix, lo, hi), 0))
+        for prefix, cap, group in self.group_caps.get(ps.path, ()):
+            used = self.pods_under(prefix, lo, hi)
+            if group.held_per_node:
+                used += self.held(group)[lo:hi]
+            f = np.minimum(f, np.maximum(cap - used, 0))
         nz = np.flatnonzero(f)
         if len(nz) == 0:
             return 0
@@ -637,17 +643,29 @@ class _Search:
             self.requirements = []  # one kind of pod: no contention between sets
         asked = {r for ps in sets for r in self.shape(ps).index}
         self.scarce = [r for r in asked if self.state.resources[r] not in _COMMON]
-        def visit(node: TreeNode, caps: tuple[tuple[str, int], ...]) -> None:
+        def visit(node: TreeNode, caps: tuple[tuple[str, int, Group], ...]) -> None:
             if isinstance(node, PodSet):
                 if caps:
                     self.group_caps[node.path] = caps
                 return
             if node.max_pods_per_node is not None:
-                caps = (*caps, (node.path + "/", node.max_pods_per_node))
+                caps = (*caps, (node.path + "/", node.max_pods_per_node, node))
             for child in node.children:
                 visit(child, caps)
 
         visit(unit, ())
+
+    def held(self, node: TreeNode) -> np.ndarray:
+        """Pods of the set or group already running on each node (``held_per_node``)."""
+        arr = self._held.get(id(node))
+        if arr is None:
+            arr = np.zeros(self.state.n_nodes, dtype=np.int64)
+            index = self.topo.index
+            for name, count in node.held_per_node.items():
+                if name in index:
+                    arr[index[name]] += count
+            self._held[id(node)] = arr
+        return arr
 
     def pods_under(self, prefix: str, lo: int, hi: int) -> np.ndarray:
         """Pods of this decision under the group path ``prefix`` on each node of [lo, hi)."""
@@ -798,8 +816,11 @@ class _Search:
             chain.append(culprit)
             node = culprit
         self.txn.rollback_to(start)
-        # the root's note, then the highest group below it that explains itself
+        # the root's note, then the highest group below it that explains itself (an only
+        # child's note says what the root's would, more precisely)
         blamed = next((self.notes[c.path] for c in chain if c.path in self.notes), None)
+        if blamed and isinstance(root, Group) and len(root.children) == 1:
+            first_note = None
         parts = [p for p in (first_note, blamed) if p]
         return "; ".join(parts) if parts else f"{root.name}: does not fit"
 

@@ -130,6 +130,17 @@ def _pin(topology: tuple[Constraint, ...], where: str | None,
     return tuple(out)
 
 
+def _held(node: TreeNode, sets: Sets) -> dict[str, int]:
+    """Bound pods of a capped set or group, per node: they count against its cap."""
+    if node.max_pods_per_node is None:
+        return {}
+    held: dict[str, int] = {}
+    for ps in podsets(node):
+        for node_name in sets.get(ps.path, _EMPTY).values():
+            held[node_name] = held.get(node_name, 0) + 1
+    return held
+
+
 def _residual(node: TreeNode, sets: Sets, domain_of: DomainOf) -> _Res:
     if isinstance(node, PodSet):
         got = sets.get(node.path, _EMPTY)
@@ -139,7 +150,8 @@ def _residual(node: TreeNode, sets: Sets, domain_of: DomainOf) -> _Res:
         tree: TreeNode | None = None
         if rest:
             tree = replace(node, pods=rest, min_pods=max(0, node.min_pods - placed),
-                           topology=_pin(node.topology, where, domain_of))
+                           topology=_pin(node.topology, where, domain_of),
+                           held_per_node=_held(node, sets))
         return _Res(tree, placed, placed >= node.min_pods, where)
     kids = [_residual(c, sets, domain_of) for c in node.children]
     placed = sum(k.placed for k in kids)
@@ -161,7 +173,8 @@ def _residual(node: TreeNode, sets: Sets, domain_of: DomainOf) -> _Res:
     if not children:
         return _Res(None, placed, ok, where)
     tree = replace(node, children=children, min_groups=min(short, len(children)),
-                   min_pods=pods_short, topology=_pin(node.topology, where, domain_of))
+                   min_pods=pods_short, topology=_pin(node.topology, where, domain_of),
+                   held_per_node=_held(node, sets))
     return _Res(tree, placed, ok, where)
 
 
