@@ -22,7 +22,7 @@ def test_two_gangs_that_fit_alone_but_not_together_never_deadlock() -> None:
     st = w.sched.status()
     assert st["a"].state == UnitState.admitted and st["a"].pods_bound == 100
     assert st["b"].state == UnitState.pending and st["b"].pods_bound == 0
-    assert st["b"].reason.startswith("b: needs 100 pods x 1 nvidia.com/gpu")
+    assert st["b"].reason.startswith("w: needs 100 pods x 1 nvidia.com/gpu")
     assert "room for 28 pods" in st["b"].reason
     assert w.kinds("b") == ["Unschedulable"] * st["b"].attempts
     # the first gang finishes: the second runs whole

@@ -27,7 +27,7 @@ def test_status_tracks_states_with_timestamps_and_history() -> None:
     assert (st.pods_bound, st.minimum, st.desired, st.preemptions) == (1, 1, 1, 0)
     assert [(t, s) for t, s, _ in st.history] == [(3.0, "pending"), (3.0, "pending"),
                                                   (4.0, "admitted")]
-    assert st.history[1][2].startswith("b: needs 1 pod")
+    assert st.history[1][2].startswith("w: needs 1 pod")
     assert w.sched.events == [
         SchedEvent(0.0, "Admitted", "a", "2/2 pods on 2 nodes"),
         SchedEvent(3.0, "Unschedulable", "b", w.sched.events[1].message),
