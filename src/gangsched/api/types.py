@@ -109,6 +109,15 @@ class NodeRequirements:
     node_selector: tuple[tuple[str, str], ...] = ()
     affinity: tuple[NodeSelectorTerm, ...] = ()  # ORed terms; empty = no constraint
     tolerations: tuple[Toleration, ...] = ()
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:  # a cache key hashed on every lookup: hash once
+        object.__setattr__(
+            self, "_hash", hash((self.node_selector, self.affinity, self.tolerations))
+        )
+
+    def __hash__(self) -> int:
+        return self._hash
 
     def matches(self, node: Node) -> bool:
         """Kubernetes' NodeAffinity + TaintToleration filters for one node."""

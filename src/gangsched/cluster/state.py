@@ -29,12 +29,13 @@ class Shape:
     index: tuple[int, ...]  # resource rows with a positive request
     amount: tuple[int, ...]
     impossible: bool = False  # requests a resource no node has
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
 
-    def total(self, count: int, n_resources: int) -> np.ndarray:
-        v = np.zeros(n_resources, dtype=np.int64)
-        for r, a in zip(self.index, self.amount, strict=True):
-            v[r] = a * count
-        return v
+    def __post_init__(self) -> None:  # a cache key hashed on every lookup: hash once
+        object.__setattr__(self, "_hash", hash((self.index, self.amount, self.impossible)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
 
 class ClusterState:
