@@ -14,6 +14,7 @@ import typer
 
 from gangsched.cli import bench, cluster
 from gangsched.cli.common import App, out
+from gangsched.cli.devcluster import dev_cluster_cmd
 from gangsched.cli.place import place_cmd
 from gangsched.cli.translate import translate_cmd
 from gangsched.cli.validate import validate_cmd
@@ -27,6 +28,7 @@ app.add_typer(bench.app, name="bench")
 app.command("place")(place_cmd)
 app.command("translate")(translate_cmd)
 app.command("validate")(validate_cmd)
+app.command("dev-cluster")(dev_cluster_cmd)
 
 
 def package_version() -> str:
