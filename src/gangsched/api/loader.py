@@ -462,6 +462,15 @@ def load(
     return inputs
 
 
+def load_object(obj: Mapping[str, Any], source: str = "api") -> Inputs:
+    """One object (say, from the API server) parsed as :func:`load` would parse it from a
+    file; raises :class:`InputError` when it is invalid or its kind unknown."""
+    _ensure_front_ends()
+    inputs = Inputs()
+    _dispatch(_document(source, 0, obj, ""), inputs, ignore_unknown=False)
+    return inputs
+
+
 def _objects_or_error(
     name: str, index: int, data: object, errors: list[InputError] | None
 ) -> list[Document]:

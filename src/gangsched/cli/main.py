@@ -16,6 +16,7 @@ from gangsched.cli import bench, cluster
 from gangsched.cli.common import App, out
 from gangsched.cli.devcluster import dev_cluster_cmd
 from gangsched.cli.place import place_cmd
+from gangsched.cli.serve import serve_cmd
 from gangsched.cli.translate import translate_cmd
 from gangsched.cli.validate import validate_cmd
 
@@ -29,6 +30,7 @@ app.command("place")(place_cmd)
 app.command("translate")(translate_cmd)
 app.command("validate")(validate_cmd)
 app.command("dev-cluster")(dev_cluster_cmd)
+app.command("serve")(serve_cmd)
 
 
 def package_version() -> str:

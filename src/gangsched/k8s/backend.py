@@ -1,0 +1,489 @@
+"""The cluster as the scheduler sees it in serve mode: a
+:class:`~gangsched.scheduler.backend.ClusterBackend` over the watch caches.
+
+:class:`ClusterView` holds the watched objects, each parsed once per resourceVersion by
+the loader's own handlers (the kind registry that ``gangsched place`` uses), and
+assembles them with the front-ends into gang trees: Volcano PodGroups (what Kthena
+creates for a ModelServing), HyperNodes, the Workload API's objects, and single pods.
+Only pods whose ``spec.schedulerName`` is ours are in trees; every bound pod, whoever
+placed it, consumes capacity. Pods that finished (``Succeeded``/``Failed``) or are being
+deleted count as gone.
+
+Trees are built from the pods' specs *without* their ``nodeName``: the tree of a gang
+is the same before and after its pods are bound, as with the in-memory backend, and
+the scheduler learns what is bound from :meth:`KubeBackend.pods` and ``PodBound``
+events. A workload whose assembled value is unchanged keeps its identity, so the
+scheduler does not re-submit it.
+
+:class:`KubeBackend` applies the deltas (main thread only, between cycles) and turns
+them into :class:`~gangsched.scheduler.backend.ClusterEvent` values, like
+:class:`~gangsched.scheduler.memory.InMemoryBackend`. ``bind`` goes through the
+``pods/binding`` subresource and is reflected at once (the watch confirms it later);
+``evict`` deletes the pod (its controller recreates it) and the pod counts as gone at
+once. Only the leader binds or deletes.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from gangsched.api.errors import InputError
+from gangsched.api.loader import Inputs, load_object
+from gangsched.api.types import Node, Pod
+from gangsched.frontends import Workload, assemble
+from gangsched.k8s.api import NODES, PODS, Kind, Obj
+from gangsched.k8s.cache import Delta
+from gangsched.scheduler.backend import BindError, ClusterEvent
+from gangsched.scheduler.clock import Clock
+
+log = logging.getLogger("gangsched.k8s.backend")
+
+TERMINAL_PHASES = ("Succeeded", "Failed")
+def parse_object(obj: Mapping[str, Any], source: str = "api") -> Inputs:
+    """What the loader's handler for ``obj``'s kind makes of it, on its own; raises
+    :class:`InputError` when the object is invalid or its kind is unknown."""
+    return load_object(obj, source)
+
+
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    meta = obj.get("metadata")
+    return meta if isinstance(meta, Mapping) else {}
+
+
+def pod_gone(obj: Mapping[str, Any]) -> bool:
+    """Finished or being deleted: no longer running, nor to be scheduled."""
+    status = obj.get("status")
+    phase = status.get("phase") if isinstance(status, Mapping) else None
+    return phase in TERMINAL_PHASES or bool(_meta(obj).get("deletionTimestamp"))
+
+
+@dataclass
+class _Parsed:
+    rv: str
+    inputs: Inputs | None  # None: invalid
+
+
+@dataclass
+class _ParsedPod:
+    rv: str
+    shape: tuple[Any, ...]  # what the parse depends on, besides nodeName
+    pod: Pod | None  # None: invalid
+
+
+def _pod_shape(obj: Mapping[str, Any]) -> tuple[Any, ...]:
+    meta = _meta(obj)
+    spec = obj.get("spec")
+    if isinstance(spec, Mapping) and "nodeName" in spec:
+        spec = {k: v for k, v in spec.items() if k != "nodeName"}
+    return (meta.get("name"), meta.get("namespace"), meta.get("uid"), meta.get("labels"),
+            meta.get("annotations"), spec, obj.get("apiVersion"), obj.get("kind"))
+
+
+@dataclass
+class ViewChanges:
+    """What applying deltas changed, in the order the scheduler should hear it."""
+
+    events: list[tuple[str, str]] = field(default_factory=list)  # (kind, name)
+    stray: list[Pod] = field(default_factory=list)  # bound behind our back: delete them
+
+
+@dataclass(frozen=True)
+class _Assumed:
+    uid: str | None
+    node: str
+
+
+class ClusterView:
+    """Watched objects, parsed, and the plan the front-ends make of them."""
+
+    def __init__(self, scheduler_name: str = "gangsched",
+                 levels: Sequence[str] | None = None) -> None:
+        self.scheduler_name = scheduler_name
+        self.levels = list(levels) if levels else None
+        self.raw_nodes: dict[str, Node] = {}  # as parsed (no HyperNode labels)
+        self.nodes: dict[str, Node] = {}  # with the labels front-ends add
+        self.pods: dict[str, Pod] = {}  # live pods, bound or not, any scheduler
+        self.raw_pods: dict[str, Obj] = {}
+        self.workloads: dict[str, Workload] = {}
+        self.plan_levels: list[str] | None = None  # levels the objects define, if any
+        self.objects: dict[tuple[str, str], _Parsed] = {}  # (kind id, key) -> parsed
+        self.statuses: dict[tuple[str, str], Obj] = {}  # (kind id, key) -> .status
+        self.warnings: list[str] = []
+        self._ours: dict[str, Pod] = {}  # our pods without nodeName: the trees' input
+        self._parsed_pods: dict[str, _ParsedPod] = {}
+        self._assumed: dict[str, _Assumed] = {}  # bound by us, not yet seen bound
+        self._tombstones: dict[str, str] = {}  # uid -> key: deleted by us, not yet gone
+        self._suspect: dict[str, _Assumed] = {}  # binds that may have applied after failing
+        self._dirty = True  # the plan needs assembling
+        self._bad: dict[tuple[str, str], str] = {}  # invalid objects -> rv, logged once
+
+    # -- applying deltas ------------------------------------------------------------------
+
+    def apply(self, deltas: Iterable[Delta]) -> ViewChanges:
+        out = ViewChanges()
+        pod_events: list[tuple[str, str]] = []
+        node_events: list[tuple[str, str]] = []
+        for d in deltas:
+            if d.kind == PODS:
+                self._pod(d, pod_events, out)
+            elif d.kind == NODES:
+                self._node(d)
+            else:
+                self._object(d)
+        if self._dirty:
+            node_events, wl_events = self._assemble()
+            out.events.extend(node_events)
+            out.events.extend(wl_events)
+        out.events.extend(pod_events)
+        return out
+
+    def _parse(self, kind: Kind, key: str, obj: Obj) -> Inputs | None:
+        try:
+            return parse_object(obj)
+        except InputError as err:
+            rv = str(_meta(obj).get("resourceVersion") or "")
+            if self._bad.get((kind.id, key)) != rv:
+                self._bad[(kind.id, key)] = rv
+                log.warning("ignoring invalid %s %s: %s", kind.kind, key, err,
+                            extra={"resource": kind.id, "object": key})
+            return None
+
+    def _node(self, d: Delta) -> None:
+        if d.type == "DELETED":
+            if self.raw_nodes.pop(d.key, None) is not None:
+                self._dirty = True
+            return
+        parsed = self._parse(NODES, d.key, d.obj)
+        node = parsed.nodes[0] if parsed is not None and parsed.nodes else None
+        if node is None:
+            if self.raw_nodes.pop(d.key, None) is not None:
+                self._dirty = True
+            return
+        if self.raw_nodes.get(d.key) != node:
+            self.raw_nodes[d.key] = node
+            self._dirty = True
+
+    def _object(self, d: Delta) -> None:
+        ident = (d.kind.id, d.key)
+        if d.type == "DELETED":
+            self.statuses.pop(ident, None)
+            if self.objects.pop(ident, None) is not None:
+                self._dirty = True
+            return
+        rv = str(_meta(d.obj).get("resourceVersion") or "")
+        old = self.objects.get(ident)
+        if old is not None and old.rv == rv and rv:
+            return
+        status = d.obj.get("status")
+        self.statuses[ident] = status if isinstance(status, dict) else {}
+        parsed = self._parse(d.kind, d.key, d.obj)
+        self.objects[ident] = _Parsed(rv, parsed)
+        if old is None or not _same(old.inputs, parsed):  # not just a status update
+            self._dirty = True
+
+    def _pod(self, d: Delta, events: list[tuple[str, str]], out: ViewChanges) -> None:
+        key, obj = d.key, d.obj
+        uid = str(_meta(obj).get("uid") or "") or None
+        old = self.pods.get(key)
+        if d.type == "DELETED" or pod_gone(obj):
+            if uid is not None and self._tombstones.get(uid) == key and d.type == "DELETED":
+                del self._tombstones[uid]
+            self._assumed.pop(key, None)
+            self._suspect.pop(key, None)
+            if old is not None and (old.uid is None or uid is None or old.uid == uid):
+                self._forget_pod(key)
+                events.append(("PodDeleted", key))
+            return
+        if uid is not None and uid in self._tombstones:
+            return  # deleted by us: gone as far as the scheduler knows
+        pod = self._parse_pod(key, obj)
+        if pod is None:
+            if old is not None:
+                self._forget_pod(key)
+                events.append(("PodDeleted", key))
+            return
+        if old is not None and old.uid != pod.uid:  # replaced while we were not watching
+            self._forget_pod(key)
+            events.append(("PodDeleted", key))
+            old = None
+        assumed = self._assumed.get(key)
+        if assumed is not None:
+            if assumed.uid not in (None, pod.uid):
+                del self._assumed[key]
+            elif pod.node_name:
+                del self._assumed[key]
+                if pod.node_name != assumed.node:
+                    log.error("pod %s was bound to %s, not %s as we bound it", key,
+                              pod.node_name, assumed.node, extra={"pod": key})
+            else:
+                pod = replace(pod, node_name=assumed.node)
+        suspect = self._suspect.get(key)
+        if suspect is not None and pod.node_name and suspect.uid in (None, pod.uid) \
+                and key not in self._assumed:
+            # a bind we reported failed did apply: the gang around it was rolled back
+            del self._suspect[key]
+            out.stray.append(pod)
+            if pod.uid:
+                self._tombstones[pod.uid] = key
+            if old is not None:
+                self._forget_pod(key)
+                events.append(("PodDeleted", key))
+            return
+        self.pods[key] = pod
+        self.raw_pods[key] = obj
+        if old is None:
+            events.append(("PodAdded", key))
+            if pod.node_name:
+                events.append(("PodBound", key))
+        elif pod.node_name and not old.node_name:
+            events.append(("PodBound", key))
+        elif old.node_name and pod.node_name != old.node_name:  # cannot happen in Kubernetes
+            events.append(("PodDeleted", key))
+            events.append(("PodAdded", key))
+            if pod.node_name:
+                events.append(("PodBound", key))
+        if pod.scheduler_name == self.scheduler_name:
+            spec = replace(pod, node_name=None)
+            if self._ours.get(key) != spec:
+                self._ours[key] = spec
+                self._dirty = True
+        elif key in self._ours:
+            del self._ours[key]
+            self._dirty = True
+
+    def _parse_pod(self, key: str, obj: Obj) -> Pod | None:
+        """The parsed pod; a new version that differs only in ``nodeName`` and status
+        (a bind, the kubelet's updates) reuses the previous parse."""
+        rv = str(_meta(obj).get("resourceVersion") or "")
+        cached = self._parsed_pods.get(key)
+        if cached is not None and cached.rv == rv and rv:
+            return cached.pod
+        shape = _pod_shape(obj)
+        if cached is not None and cached.shape == shape and cached.pod is not None:
+            spec = obj.get("spec")
+            node = spec.get("nodeName") if isinstance(spec, Mapping) else None
+            pod: Pod | None = replace(cached.pod, node_name=node or None)
+        else:
+            inputs = self._parse(PODS, key, obj)
+            pod = inputs.pods[0] if inputs is not None and inputs.pods else None
+        self._parsed_pods[key] = _ParsedPod(rv, shape, pod)
+        return pod
+
+    def _forget_pod(self, key: str) -> None:
+        self.pods.pop(key, None)
+        self.raw_pods.pop(key, None)
+        self._parsed_pods.pop(key, None)
+        if self._ours.pop(key, None) is not None:
+            self._dirty = True
+
+    # -- our own writes -------------------------------------------------------------------
+
+    def assume_bound(self, key: str, node: str) -> None:
+        """We bound ``key`` to ``node``: it is bound from now on."""
+        pod = self.pods[key]
+        self._assumed[key] = _Assumed(pod.uid, node)
+        self._suspect.pop(key, None)
+        self.pods[key] = replace(pod, node_name=node)
+
+    def suspect(self, key: str, node: str) -> None:
+        """A bind of ``key`` failed in a way that may have applied: if the API later
+        shows it bound there, it is a stray (its gang was rolled back)."""
+        pod = self.pods.get(key)
+        if pod is not None:
+            self._suspect[key] = _Assumed(pod.uid, node)
+
+    def assume_deleted(self, key: str) -> Pod | None:
+        """We deleted ``key``: it is gone from now on (its watch events are ignored)."""
+        pod = self.pods.get(key)
+        if pod is None:
+            return None
+        if pod.uid:
+            self._tombstones[pod.uid] = key
+        self._assumed.pop(key, None)
+        self._forget_pod(key)
+        return pod
+
+    def forget_tombstone(self, pod: Pod) -> None:
+        """A delete we gave up on: let the pod's watch events count again."""
+        if pod.uid:
+            self._tombstones.pop(pod.uid, None)
+
+    # -- assembling -----------------------------------------------------------------------
+
+    def inputs(self) -> Inputs:
+        """Everything watched, as the loader would have loaded it from files; the
+        ``--topology`` levels, when given, win over a Topology object's."""
+        inputs = Inputs(nodes=list(self.raw_nodes.values()), pods=list(self._ours.values()),
+                        topology_levels=list(self.levels) if self.levels else None,
+                        topology_source="--topology" if self.levels else None)
+        for ident in sorted(self.objects):
+            parsed = self.objects[ident].inputs
+            if parsed is None:
+                continue
+            for kind, values in parsed.objects.items():
+                inputs.objects.setdefault(kind, []).extend(values)
+            if parsed.topology_levels is not None and inputs.topology_levels is None:
+                inputs.topology_levels = parsed.topology_levels
+            inputs.warnings.extend(parsed.warnings)
+        return inputs
+
+    def _assemble(self) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+        self._dirty = False
+        try:
+            plan = assemble(self.inputs())
+        except InputError as err:  # objects that disagree (e.g. two topologies)
+            log.error("cannot build gang trees: %s; keeping the previous ones", err)
+            plan = None
+        node_events: list[tuple[str, str]] = []
+        nodes = {n.name: n for n in plan.nodes} if plan is not None else dict(self.raw_nodes)
+        for name, node in nodes.items():
+            old = self.nodes.get(name)
+            if old is None:
+                node_events.append(("NodeAdded", name))
+            elif old != node:
+                node_events.append(("NodeChanged", name))
+        node_events.extend(("NodeRemoved", name) for name in self.nodes if name not in nodes)
+        self.nodes = nodes
+        if plan is None:
+            return node_events, []
+        self.plan_levels = list(plan.levels) if plan.levels else None
+        if plan.warnings != self.warnings:
+            for text in plan.warnings:
+                if text not in self.warnings:
+                    log.warning("%s", text)
+            self.warnings = list(plan.warnings)
+        wl_events: list[tuple[str, str]] = []
+        current: dict[str, Workload] = {}
+        for w in plan.workloads:
+            old_w = self.workloads.get(w.name)
+            if old_w is not None and old_w == w:
+                current[w.name] = old_w  # unchanged: the same object, no re-submission
+            else:
+                current[w.name] = w
+                wl_events.append(("WorkloadAdded", w.name))
+        wl_events.extend(("WorkloadRemoved", name) for name in self.workloads
+                         if name not in current)
+        self.workloads = current
+        return node_events, wl_events
+
+
+def _same(a: Inputs | None, b: Inputs | None) -> bool:
+    """Whether two parses of one object say the same (a status change does not count)."""
+    if a is None or b is None:
+        return a is b
+    return (a.objects == b.objects and a.nodes == b.nodes and a.pods == b.pods
+            and a.topology_levels == b.topology_levels)
+
+
+BindHook = Callable[[Pod, str], None]
+
+
+class KubeBackend:
+    """:class:`~gangsched.scheduler.backend.ClusterBackend` over a :class:`ClusterView`.
+
+    ``binder(pod, node)`` binds through the API (raising BindError), ``deleter(pod,
+    reason)`` deletes; ``is_leader()`` gates both. Observers (events, metrics) hook in
+    through ``on_bound`` and ``on_evicted``.
+    """
+
+    def __init__(
+        self,
+        view: ClusterView,
+        clock: Clock,
+        *,
+        binder: Callable[[Pod, str], None],
+        deleter: Callable[[Pod, str], None],
+        is_leader: Callable[[], bool] = lambda: True,
+    ) -> None:
+        self.view = view
+        self.clock = clock
+        self._binder = binder
+        self._deleter = deleter
+        self._is_leader = is_leader
+        self._subscribers: list[Callable[[ClusterEvent], None]] = []
+        self.on_bound: list[BindHook] = []
+        self.on_evicted: list[BindHook] = []
+        self.on_bind_error: list[Callable[[Pod, str, BindError], None]] = []
+
+    # -- the protocol ---------------------------------------------------------------------
+
+    def nodes(self) -> list[Node]:
+        return list(self.view.nodes.values())
+
+    def pods(self) -> list[Pod]:
+        return list(self.view.pods.values())
+
+    def workloads(self) -> list[Workload]:
+        return list(self.view.workloads.values())
+
+    def subscribe(self, callback: Callable[[ClusterEvent], None]) -> None:
+        self._subscribers.append(callback)
+
+    def unsubscribe_all(self) -> None:
+        self._subscribers.clear()
+
+    def bind(self, pod_key: str, node_name: str) -> None:
+        pod = self.view.pods.get(pod_key)
+        if pod is None:
+            raise BindError(f"pod {pod_key} not found")
+        if pod.node_name is not None:
+            raise BindError(f"pod {pod_key} is already bound to {pod.node_name}")
+        node = self.view.nodes.get(node_name)
+        if node is None:
+            raise BindError(f"node {node_name} not found")
+        if not node.schedulable:
+            raise BindError(f"node {node_name} is not schedulable")
+        if not self._is_leader():
+            raise BindError("not the leader: binding is left to the leader")
+        try:
+            self._binder(pod, node_name)
+        except BindError as err:
+            if getattr(err, "uncertain", False):
+                self.view.suspect(pod_key, node_name)
+            for on_error in self.on_bind_error:
+                on_error(pod, node_name, err)
+            raise
+        self.view.assume_bound(pod_key, node_name)
+        for hook in self.on_bound:
+            hook(pod, node_name)
+        self._emit("PodBound", pod_key)
+
+    def evict(self, pod_key: str, reason: str) -> None:
+        if pod_key not in self.view.pods:
+            return  # already gone: eviction is idempotent
+        if not self._is_leader():
+            log.warning("not evicting %s (%s): not the leader", pod_key, reason,
+                        extra={"pod": pod_key})
+            return
+        pod = self.view.assume_deleted(pod_key)
+        if pod is None:
+            return
+        self._deleter(pod, reason)
+        for hook in self.on_evicted:
+            hook(pod, reason)
+        self._emit("PodDeleted", pod_key)
+
+    # -- driving --------------------------------------------------------------------------
+
+    def apply(self, deltas: Iterable[Delta]) -> ViewChanges:
+        """Apply watch deltas and tell subscribers what changed. Pods the API shows
+        bound after a bind we reported failed (and rolled back) are deleted."""
+        changes = self.view.apply(deltas)
+        for pod in changes.stray:
+            log.warning("deleting %s: bound to %s by a bind reported failed (its gang was "
+                        "rolled back)", pod.key, pod.node_name, extra={"pod": pod.key})
+            if self._is_leader():
+                self._deleter(pod, "rollback: a bind reported failed had applied")
+            else:  # the leader will see it bound and repair or evict its gang
+                self.view.forget_tombstone(pod)
+        for kind, name in changes.events:
+            self._emit(kind, name)
+        return changes
+
+    def _emit(self, kind: str, name: str) -> None:
+        ev = ClusterEvent(kind, name, self.clock.now())
+        for cb in list(self._subscribers):
+            cb(ev)

@@ -1,0 +1,238 @@
+"""Binding through ``pods/binding`` and deleting pods, safely under API errors.
+
+A bind either succeeds, fails for sure (:class:`~gangsched.scheduler.backend.BindError`),
+or — after every retry failed in a way that may have applied — fails *uncertainly*
+(:class:`UncertainBind`). The scheduler rolls the decision back in both failure cases;
+the backend deletes an uncertain pod if the API later shows it bound.
+
+* ``201`` (the reply is a ``Status``): bound.
+* ``409``: the pod is bound already (maybe by our own earlier attempt whose reply was
+  lost), being deleted, or was replaced. The pod is read back: bound to the node we
+  asked for means success; anything else is a failure naming what happened.
+* ``404``: the pod is gone. ``400``/``403``/``422``: refused. No retry.
+* ``429``, ``5xx``, no response: retried with capped, jittered backoff (``Retry-After``
+  respected up to the cap, 0.1 s by default: the rest of the gang is waiting); when
+  the retries run out, the pod is read back to settle it.
+
+Deletes (rollbacks, preemption, eviction) carry the pod's uid as a precondition and are
+retried in the background until the pod is gone: a rollback that is not carried out
+would leave a partial gang running.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from gangsched.api.types import Pod
+from gangsched.k8s.api import PODS, KubeAPI, KubeError, Obj
+from gangsched.scheduler.backend import BindError
+
+log = logging.getLogger("gangsched.k8s.binder")
+
+
+class UncertainBind(BindError):
+    """The bind may have applied although every attempt failed."""
+
+    uncertain = True
+
+
+@dataclass
+class BindStats:
+    binds: int = 0
+    retries: int = 0
+    conflicts_resolved: int = 0  # 409 where our earlier attempt had applied
+    failures: dict[str, int] = field(default_factory=dict)  # reason -> count
+
+    def fail(self, reason: str) -> None:
+        self.failures[reason] = self.failures.get(reason, 0) + 1
+
+
+def _delay(attempt: int, base: float, cap: float, retry_after: float | None) -> float:
+    d = random.uniform(base / 2, min(cap, base * 2.0 ** attempt))
+    if retry_after:
+        d = max(d, min(retry_after, cap))
+    return d
+
+
+class Binder:
+    """Binds pods; callable as ``binder(pod, node)`` (what :class:`KubeBackend` wants)."""
+
+    def __init__(self, api: KubeAPI, *, attempts: int = 6, backoff: float = 0.02,
+                 backoff_cap: float = 0.1, sleep: Callable[[float], None] = time.sleep
+                 ) -> None:
+        self.api = api
+        self.attempts = attempts
+        self.backoff = backoff
+        self.backoff_cap = backoff_cap
+        self.sleep = sleep
+        self.stats = BindStats()
+
+    def __call__(self, pod: Pod, node: str) -> None:
+        self.bind(pod, node)
+
+    def bind(self, pod: Pod, node: str) -> None:
+        key = pod.key
+        ambiguous = False
+        last: KubeError | None = None
+        for attempt in range(self.attempts):
+            if attempt:
+                self.stats.retries += 1
+                self.sleep(_delay(attempt - 1, self.backoff, self.backoff_cap,
+                                  last.retry_after if last else None))
+            try:
+                self.api.bind(pod.namespace, pod.name, node, pod.uid)
+            except KubeError as err:
+                last = err
+                if err.status == 409:
+                    self._settle_conflict(pod, node, err)
+                    self.stats.conflicts_resolved += 1
+                    self.stats.binds += 1
+                    return
+                if err.status == 404:
+                    self.stats.fail("not_found")
+                    raise BindError(f"pod {key} not found") from None
+                if not err.retriable:
+                    self.stats.fail("refused")
+                    raise BindError(f"bind of {key} to {node} refused: {err}") from None
+                ambiguous = ambiguous or err.ambiguous
+                continue
+            self.stats.binds += 1
+            return
+        if ambiguous:
+            bound = self._read_back(pod)
+            if bound is None:
+                self.stats.fail("uncertain")
+                raise UncertainBind(f"bind of {key} to {node} failed {self.attempts} times "
+                                    f"(last: {last}) and the pod cannot be read back")
+            if bound == node:
+                self.stats.binds += 1
+                self.stats.conflicts_resolved += 1
+                return
+        self.stats.fail("api_error")
+        raise BindError(f"bind of {key} to {node} failed {self.attempts} times: {last}")
+
+    def _settle_conflict(self, pod: Pod, node: str, err: KubeError) -> None:
+        """A 409: success when the pod (the same one) is bound to ``node``, else raise."""
+        current = self._read(pod)
+        key = pod.key
+        if current is None:
+            self.stats.fail("conflict")
+            raise UncertainBind(f"bind of {key} to {node} conflicted ({err.message}) and the "
+                                "pod cannot be read back")
+        uid = str((current.get("metadata") or {}).get("uid") or "") or None
+        if pod.uid and uid and uid != pod.uid:
+            self.stats.fail("replaced")
+            raise BindError(f"pod {key} was replaced by a new pod of the same name")
+        bound = (current.get("spec") or {}).get("nodeName")
+        if bound == node:
+            return
+        self.stats.fail("conflict")
+        if bound:
+            raise BindError(f"pod {key} is already bound to {bound}")
+        raise BindError(f"bind of {key} to {node} refused: {err.message}")
+
+    def _read(self, pod: Pod) -> Obj | None:
+        for attempt in range(self.attempts):
+            if attempt:
+                self.sleep(_delay(attempt - 1, self.backoff, self.backoff_cap, None))
+            try:
+                return self.api.get(PODS, pod.namespace, pod.name)
+            except KubeError as err:
+                if err.status == 404:
+                    return {"metadata": {"uid": "<gone>"}, "spec": {}}
+                if not err.retriable:
+                    return None
+        return None
+
+    def _read_back(self, pod: Pod) -> str | None:
+        """Where the pod is bound now: a node, ``""`` for unbound or gone, None if
+        unknown."""
+        current = self._read(pod)
+        if current is None:
+            return None
+        uid = str((current.get("metadata") or {}).get("uid") or "") or None
+        if pod.uid and uid != pod.uid:
+            return ""
+        return str((current.get("spec") or {}).get("nodeName") or "")
+
+
+@dataclass
+class _PendingDelete:
+    pod: Pod
+    reason: str
+    attempts: int = 0
+    next_try: float = 0.0
+
+
+class Deleter:
+    """Deletes pods with a uid precondition; callable as ``deleter(pod, reason)``.
+
+    A delete that fails is retried by :meth:`flush` (called by the main loop) with
+    capped backoff until the pod is gone (``404``, or ``409``: a different pod now has
+    the name). ``inline`` attempts are made at once, before queueing.
+    """
+
+    def __init__(self, api: KubeAPI, *, inline: int = 3, backoff: float = 0.05,
+                 backoff_cap: float = 10.0, sleep: Callable[[float], None] = time.sleep,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.api = api
+        self.inline = inline
+        self.backoff = backoff
+        self.backoff_cap = backoff_cap
+        self.sleep = sleep
+        self.clock = clock
+        self.pending: dict[str, _PendingDelete] = {}
+        self.deleted = 0
+        self.errors = 0
+
+    def __call__(self, pod: Pod, reason: str) -> None:
+        self.delete(pod, reason)
+
+    def delete(self, pod: Pod, reason: str) -> bool:
+        """Whether the pod is gone now (else it is queued for retries)."""
+        item = _PendingDelete(pod, reason)
+        for attempt in range(self.inline):
+            if attempt:
+                self.sleep(_delay(attempt - 1, self.backoff, 0.5, None))
+            if self._try(item):
+                return True
+        self.pending[pod.key + "@" + (pod.uid or "")] = item
+        item.next_try = self.clock() + _delay(item.attempts, self.backoff, self.backoff_cap,
+                                              None)
+        log.warning("delete of %s failed; retrying in the background", pod.key,
+                    extra={"pod": pod.key, "reason": reason})
+        return False
+
+    def flush(self) -> None:
+        now = self.clock()
+        for key, item in list(self.pending.items()):
+            if item.next_try > now:
+                continue
+            if self._try(item):
+                del self.pending[key]
+            else:
+                item.next_try = now + _delay(min(item.attempts, 20), self.backoff,
+                                             self.backoff_cap, None)
+
+    def next_due(self) -> float | None:
+        return min((i.next_try for i in self.pending.values()), default=None)
+
+    def _try(self, item: _PendingDelete) -> bool:
+        item.attempts += 1
+        pod = item.pod
+        try:
+            self.api.delete(PODS, pod.namespace, pod.name, uid=pod.uid)
+        except KubeError as err:
+            if err.status in (404, 409):  # gone, or the name is another pod's now
+                self.deleted += 1
+                return True
+            self.errors += 1
+            if not err.retriable:
+                log.error("cannot delete %s: %s", pod.key, err, extra={"pod": pod.key})
+            return False
+        self.deleted += 1
+        return True

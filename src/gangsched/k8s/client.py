@@ -1,0 +1,320 @@
+"""The :class:`~gangsched.k8s.api.KubeAPI` on the official ``kubernetes`` client.
+
+Authentication is the client's own: in-cluster (the pod's service account, when
+``KUBERNETES_SERVICE_HOST`` is set and no kubeconfig is given) or a kubeconfig file
+(``--kubeconfig``, else ``$KUBECONFIG``, else ``~/.kube/config``).
+
+Every call passes ``_preload_content=False`` and decodes the JSON itself: objects stay
+plain dicts (what the loader parses), a list of 10,000 pods is not turned into models,
+and the ``Status`` an API server answers to a successful ``pods/binding`` is not
+deserialized as a ``V1Binding`` (which raises in the client although the bind worked).
+Non-2xx replies still raise ``ApiException`` in the client; they become
+:class:`~gangsched.k8s.api.KubeError` with the status code and the server's message.
+
+This is the only module that imports ``kubernetes``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import os
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from gangsched.api.errors import GangschedError
+from gangsched.k8s.api import Kind, KubeError, Obj
+
+try:
+    import urllib3
+    from kubernetes import client as k8s_client  # type: ignore[import-untyped,unused-ignore]
+    from kubernetes import config as k8s_config  # type: ignore[import-untyped,unused-ignore]
+    from kubernetes.client.exceptions import ApiException  # type: ignore[import-untyped,unused-ignore]
+except ImportError as _err:  # pragma: no cover - exercised without the extra
+    raise ImportError(
+        "gangsched serve needs the Kubernetes client: pip install 'gangsched[k8s]'"
+    ) from _err
+
+MERGE_PATCH = "application/merge-patch+json"
+CONNECT_TIMEOUT = 10.0
+WATCH_READ_GRACE = 30.0  # seconds beyond the server-side watch timeout before giving up
+
+
+def _error(err: BaseException) -> KubeError:
+    """A :class:`KubeError` for anything the client raised on the wire."""
+    if isinstance(err, ApiException):
+        message, reason, retry_after = str(err.reason or ""), "", None
+        body = err.body
+        if isinstance(body, bytes):
+            body = body.decode("utf-8", "replace")
+        if body:
+            try:
+                status = json.loads(body)
+            except ValueError:
+                message = body.strip()[:500] or message
+            else:
+                if isinstance(status, dict):
+                    message = str(status.get("message") or message)
+                    reason = str(status.get("reason") or "")
+        headers = err.headers or {}
+        raw_retry = headers.get("Retry-After")
+        with contextlib.suppress(TypeError, ValueError):
+            retry_after = float(raw_retry) if raw_retry else None
+        return KubeError(int(err.status) if err.status else None, message, reason=reason,
+                         retry_after=retry_after)
+    return KubeError(None, f"{type(err).__name__}: {err}")
+
+
+_WIRE_ERRORS: tuple[type[BaseException], ...] = (
+    ApiException, urllib3.exceptions.HTTPError, OSError, http.client.HTTPException)
+
+
+def _json(resp: Any) -> Obj:
+    """Read and decode a raw response, returning the connection to the pool."""
+    try:
+        data = resp.data
+    finally:
+        with contextlib.suppress(Exception):
+            resp.release_conn()
+    if not data:
+        return {}
+    out = json.loads(data)
+    return out if isinstance(out, dict) else {"items": out}
+
+
+class _Watch:
+    """A watch response read as JSON lines."""
+
+    def __init__(self, resp: Any) -> None:
+        self._resp = resp
+        self._closed = False
+
+    def __iter__(self) -> Iterator[Obj]:
+        buf = b""
+        try:
+            for chunk in self._resp.stream(65536, decode_content=True):
+                buf += chunk
+                while True:
+                    line, sep, rest = buf.partition(b"\n")
+                    if not sep:
+                        break
+                    buf = rest
+                    if line.strip():
+                        yield json.loads(line)
+            if buf.strip():
+                yield json.loads(buf)
+        except Exception as err:
+            if self._closed:  # closed from another thread: urllib3 may fail in odd ways
+                return
+            if isinstance(err, _WIRE_ERRORS):
+                raise _error(err) from None
+            if isinstance(err, ValueError):
+                raise KubeError(None, f"undecodable watch event: {err}") from None
+            raise
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        shutdown = getattr(self._resp, "shutdown", None)  # urllib3 >= 2.3 unblocks a read
+        with contextlib.suppress(Exception):
+            if shutdown is not None:
+                shutdown()
+        with contextlib.suppress(Exception):
+            self._resp.close()
+        with contextlib.suppress(Exception):
+            self._resp.release_conn()
+
+
+class Kube:
+    """:class:`~gangsched.k8s.api.KubeAPI` over a ``kubernetes.client.ApiClient``."""
+
+    def __init__(self, api_client: Any, *, request_timeout: float = 30.0) -> None:
+        self.api_client = api_client
+        self.core = k8s_client.CoreV1Api(api_client)
+        self.custom = k8s_client.CustomObjectsApi(api_client)
+        self.request_timeout = request_timeout
+        self.host = str(api_client.configuration.host)
+
+    # -- plumbing -------------------------------------------------------------------------
+
+    def _call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Obj:
+        kwargs.setdefault("_request_timeout", (CONNECT_TIMEOUT, self.request_timeout))
+        try:
+            return _json(fn(*args, _preload_content=False, **kwargs))
+        except _WIRE_ERRORS as err:
+            raise _error(err) from None
+
+    def _core(self, verb: str, kind: Kind, namespace: str | None) -> Callable[..., Any]:
+        """The CoreV1Api method for ``verb`` (``list``, ``read``, ``create``, ``replace``,
+        ``patch``, ``delete``) of a core kind, e.g. ``read_namespaced_pod``."""
+        singular = {"Node": "node", "Pod": "pod", "Event": "event", "Namespace": "namespace"}
+        name = singular.get(kind.kind)
+        if name is None:
+            raise ValueError(f"no core API methods for {kind}")
+        if verb == "list":
+            method = f"list_{name}" if not kind.namespaced else f"list_{name}_for_all_namespaces"
+        elif kind.namespaced:
+            method = f"{verb}_namespaced_{name}"
+        else:
+            method = f"{verb}_{name}"
+        fn: Callable[..., Any] = getattr(self.core, method)
+        return fn
+
+    @staticmethod
+    def _ns_args(kind: Kind, namespace: str | None) -> tuple[str, ...]:
+        if kind.namespaced:
+            if not namespace:
+                raise ValueError(f"{kind} needs a namespace")
+            return (namespace,)
+        return ()
+
+    # -- reading --------------------------------------------------------------------------
+
+    def list(self, kind: Kind, *, limit: int | None = None, continue_: str | None = None,
+             field_selector: str | None = None) -> Obj:
+        params: dict[str, Any] = {}
+        if limit:
+            params["limit"] = limit
+        if continue_:
+            params["_continue"] = continue_
+        if field_selector:
+            params["field_selector"] = field_selector
+        if not kind.group:
+            return self._call(self._core("list", kind, None), **params)
+        return self._call(self.custom.list_cluster_custom_object, kind.group, kind.version,
+                          kind.plural, **params)
+
+    def watch(self, kind: Kind, *, resource_version: str, timeout_seconds: int,
+              field_selector: str | None = None) -> _Watch:
+        params: dict[str, Any] = {
+            "watch": True, "allow_watch_bookmarks": True, "resource_version": resource_version,
+            "timeout_seconds": timeout_seconds,
+            "_request_timeout": (CONNECT_TIMEOUT, timeout_seconds + WATCH_READ_GRACE)}
+        if field_selector:
+            params["field_selector"] = field_selector
+        try:
+            if not kind.group:
+                resp = self._core("list", kind, None)(_preload_content=False, **params)
+            else:
+                resp = self.custom.list_cluster_custom_object(
+                    kind.group, kind.version, kind.plural, _preload_content=False, **params)
+        except _WIRE_ERRORS as err:
+            raise _error(err) from None
+        return _Watch(resp)
+
+    def served(self, group: str, version: str) -> set[str] | None:
+        try:
+            if not group:
+                data = self._call(self.core.get_api_resources)
+            else:
+                data = self._call(self.custom.get_api_resources, group, version)
+        except KubeError as err:
+            if err.status == 404:
+                return None
+            raise
+        return {str(r.get("name")) for r in data.get("resources") or []
+                if isinstance(r, dict) and "/" not in str(r.get("name"))}
+
+    def get(self, kind: Kind, namespace: str | None, name: str) -> Obj:
+        ns = self._ns_args(kind, namespace)
+        if not kind.group:
+            return self._call(self._core("read", kind, namespace), name, *ns)
+        if kind.namespaced:
+            return self._call(self.custom.get_namespaced_custom_object, kind.group,
+                              kind.version, *ns, kind.plural, name)
+        return self._call(self.custom.get_cluster_custom_object, kind.group, kind.version,
+                          kind.plural, name)
+
+    # -- writing --------------------------------------------------------------------------
+
+    def create(self, kind: Kind, namespace: str | None, body: Obj) -> Obj:
+        ns = self._ns_args(kind, namespace)
+        if not kind.group:
+            return self._call(self._core("create", kind, namespace), *ns, body)
+        if kind.namespaced:
+            return self._call(self.custom.create_namespaced_custom_object, kind.group,
+                              kind.version, *ns, kind.plural, body)
+        return self._call(self.custom.create_cluster_custom_object, kind.group,
+                          kind.version, kind.plural, body)
+
+    def replace(self, kind: Kind, namespace: str | None, name: str, body: Obj) -> Obj:
+        ns = self._ns_args(kind, namespace)
+        if not kind.group:
+            return self._call(self._core("replace", kind, namespace), name, *ns, body)
+        if kind.namespaced:
+            return self._call(self.custom.replace_namespaced_custom_object, kind.group,
+                              kind.version, *ns, kind.plural, name, body)
+        return self._call(self.custom.replace_cluster_custom_object, kind.group,
+                          kind.version, kind.plural, name, body)
+
+    def merge_patch(self, kind: Kind, namespace: str | None, name: str, body: Obj,
+                    subresource: str | None = None) -> Obj:
+        ns = self._ns_args(kind, namespace)
+        suffix = f"_{subresource}" if subresource else ""
+        if not kind.group:
+            method = self._core("patch", kind, namespace)
+            if suffix:
+                method = getattr(self.core, method.__name__ + suffix)
+            return self._call(method, name, *ns, body, _content_type=MERGE_PATCH)
+        scope = "namespaced" if kind.namespaced else "cluster"
+        method = getattr(self.custom, f"patch_{scope}_custom_object{suffix}")
+        return self._call(method, kind.group, kind.version, *ns, kind.plural, name, body,
+                          _content_type=MERGE_PATCH)
+
+    def bind(self, namespace: str, name: str, node: str, uid: str | None) -> None:
+        meta: Obj = {"name": name, "namespace": namespace}
+        if uid:
+            meta["uid"] = uid
+        body = {"apiVersion": "v1", "kind": "Binding", "metadata": meta,
+                "target": {"apiVersion": "v1", "kind": "Node", "name": node}}
+        reply = self._call(self.core.create_namespaced_pod_binding, name, namespace, body)
+        # The reply is a Status (kube-apiserver) or the Binding (some servers): either is
+        # success; a Status that says otherwise is not.
+        if reply.get("kind") == "Status" and reply.get("status") not in (None, "Success"):
+            raise KubeError(int(reply.get("code") or 500), str(reply.get("message") or reply),
+                            reason=str(reply.get("reason") or ""))
+
+    def delete(self, kind: Kind, namespace: str | None, name: str,
+               uid: str | None = None) -> None:
+        ns = self._ns_args(kind, namespace)
+        body: Obj = {"apiVersion": "v1", "kind": "DeleteOptions"}
+        if uid:
+            body["preconditions"] = {"uid": uid}
+        if not kind.group:
+            self._call(self._core("delete", kind, namespace), name, *ns, body=body)
+        elif kind.namespaced:
+            self._call(self.custom.delete_namespaced_custom_object, kind.group, kind.version,
+                       *ns, kind.plural, name, body=body)
+        else:
+            self._call(self.custom.delete_cluster_custom_object, kind.group, kind.version,
+                       kind.plural, name, body=body)
+
+
+def connect(kubeconfig: str | None = None, *, context: str | None = None,
+            request_timeout: float = 30.0) -> Kube:
+    """A client from ``kubeconfig``; without one, in-cluster when running in a pod,
+    else ``$KUBECONFIG`` or ``~/.kube/config``."""
+    cfg = k8s_client.Configuration()
+    try:
+        if kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
+            k8s_config.load_incluster_config(client_configuration=cfg)
+        else:
+            k8s_config.load_kube_config(config_file=kubeconfig, context=context,
+                                        client_configuration=cfg)
+    except (k8s_config.ConfigException, OSError, ValueError, TypeError) as err:
+        where = kubeconfig or os.environ.get("KUBECONFIG") or "~/.kube/config"
+        raise GangschedError(f"cannot load Kubernetes configuration ({where}): {err}") \
+            from None
+    # urllib3 would retry GET/PUT/DELETE on 429/503 by itself, sleeping for Retry-After
+    # and re-sending a write that may have applied: every retry is ours to decide. Only
+    # connections that could not be made are retried here (nothing was sent).
+    cfg.retries = urllib3.util.Retry(total=None, connect=2, read=0, redirect=2, status=0,
+                                     other=0, respect_retry_after_header=False,
+                                     raise_on_status=False, raise_on_redirect=False)
+    api = k8s_client.ApiClient(cfg)
+    api.user_agent = "gangsched"
+    return Kube(api, request_timeout=request_timeout)

@@ -1,0 +1,305 @@
+"""``/healthz``, ``/readyz`` and ``/metrics`` on one small HTTP server.
+
+The Prometheus text exposition format (version 0.0.4) is written here directly (no
+``prometheus_client`` dependency): counters, gauges and histograms with labels, ``# HELP``
+and ``# TYPE`` lines, escaped label values, cumulative ``_bucket{le=...}`` series with
+``+Inf``, ``_sum`` and ``_count``.
+
+Metrics (all prefixed ``gangsched_``):
+
+* ``schedule_attempts_total{result}``: unit placement attempts by result
+  (``scheduled``, ``unschedulable``, ``error``);
+* ``scheduling_decision_duration_seconds``: wall time of one placement decision;
+* ``pending_units``: units waiting in the queue; ``units{state}``: units by state;
+* ``binds_total``, ``bind_errors_total{reason}``, ``evictions_total``;
+* ``cycle_duration_seconds``, ``leader`` (1 when leading), ``cache_synced``,
+  ``watch_errors_total{resource}``, ``events_dropped_total``,
+  ``status_writes_total``, ``api_deletes_pending``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+DEFAULT_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
+                   2.5, 5.0, 10.0)
+
+Labels = tuple[tuple[str, str], ...]
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def _labels(labels: Labels, extra: Labels = ()) -> str:
+    items = labels + extra
+    if not items:
+        return ""
+    return "{" + ",".join(f'{k}="{_escape(v)}"' for k, v in items) + "}"
+
+
+def _number(v: float) -> str:
+    if math.isinf(v):
+        return "+Inf" if v > 0 else "-Inf"
+    if math.isnan(v):
+        return "NaN"
+    if float(v).is_integer() and abs(v) < 1e15:
+        return str(int(v))
+    return repr(float(v))
+
+
+class _Metric:
+    type = "untyped"
+
+    def __init__(self, name: str, help: str, labelnames: Sequence[str] = ()) -> None:
+        self.name = name
+        self.help = help
+        self.labelnames = tuple(labelnames)
+        self._lock = threading.Lock()
+
+    def _key(self, labels: dict[str, str]) -> Labels:
+        if set(labels) != set(self.labelnames):
+            raise ValueError(f"{self.name} takes labels {self.labelnames}, got {sorted(labels)}")
+        return tuple((k, str(labels[k])) for k in self.labelnames)
+
+    def header(self) -> list[str]:
+        return [f"# HELP {self.name} {self.help.replace(chr(92), chr(92) * 2)}",
+                f"# TYPE {self.name} {self.type}"]
+
+    def samples(self) -> list[str]:
+        raise NotImplementedError
+
+
+class Counter(_Metric):
+    type = "counter"
+
+    def __init__(self, name: str, help: str, labelnames: Sequence[str] = ()) -> None:
+        super().__init__(name, help, labelnames)
+        self._values: dict[Labels, float] = {} if labelnames else {(): 0.0}
+
+    def inc(self, amount: float = 1.0, **labels: str) -> None:
+        if amount < 0:
+            raise ValueError("a counter only goes up")
+        key = self._key(labels)
+        with self._lock:
+            self._values[key] = self._values.get(key, 0.0) + amount
+
+    def value(self, **labels: str) -> float:
+        return self._values.get(self._key(labels), 0.0)
+
+    def catch_up(self, total: float, **labels: str) -> None:
+        """Raise the counter to ``total`` (a count kept elsewhere); never lowers it."""
+        key = self._key(labels)
+        with self._lock:
+            self._values[key] = max(self._values.get(key, 0.0), float(total))
+
+    def samples(self) -> list[str]:
+        with self._lock:
+            items = sorted(self._values.items())
+        return [f"{self.name}{_labels(k)} {_number(v)}" for k, v in items]
+
+
+class Gauge(_Metric):
+    type = "gauge"
+
+    def __init__(self, name: str, help: str, labelnames: Sequence[str] = ()) -> None:
+        super().__init__(name, help, labelnames)
+        self._values: dict[Labels, float] = {} if labelnames else {(): 0.0}
+        self._fn: Callable[[], float] | None = None
+
+    def set(self, value: float, **labels: str) -> None:
+        key = self._key(labels)
+        with self._lock:
+            self._values[key] = float(value)
+
+    def set_function(self, fn: Callable[[], float]) -> None:
+        """Read the value from ``fn`` at scrape time (unlabelled gauges)."""
+        self._fn = fn
+
+    def replace(self, values: Iterable[tuple[dict[str, str], float]]) -> None:
+        """Set every labelled series at once (series not given disappear)."""
+        new = {self._key(labels): float(v) for labels, v in values}
+        with self._lock:
+            self._values = new
+
+    def value(self, **labels: str) -> float:
+        if self._fn is not None and not labels:
+            return float(self._fn())
+        return self._values.get(self._key(labels), 0.0)
+
+    def samples(self) -> list[str]:
+        if self._fn is not None:
+            try:
+                return [f"{self.name} {_number(float(self._fn()))}"]
+            except Exception:
+                return [f"{self.name} NaN"]
+        with self._lock:
+            items = sorted(self._values.items())
+        return [f"{self.name}{_labels(k)} {_number(v)}" for k, v in items]
+
+
+class Histogram(_Metric):
+    type = "histogram"
+
+    def __init__(self, name: str, help: str, buckets: Sequence[float] = DEFAULT_BUCKETS) -> None:
+        super().__init__(name, help)
+        self.buckets = tuple(sorted(buckets))
+        self._counts = [0] * len(self.buckets)
+        self._sum = 0.0
+        self._count = 0
+
+    def observe(self, value: float) -> None:
+        with self._lock:
+            self._sum += value
+            self._count += 1
+            for i, b in enumerate(self.buckets):
+                if value <= b:
+                    self._counts[i] += 1
+                    break
+
+    @property
+    def count(self) -> int:
+        return self._count
+
+    def samples(self) -> list[str]:
+        with self._lock:
+            counts, total, n = list(self._counts), self._sum, self._count
+        out = []
+        running = 0
+        for b, c in zip(self.buckets, counts, strict=True):
+            running += c
+            out.append(f'{self.name}_bucket{{le="{_number(b)}"}} {running}')
+        out.append(f'{self.name}_bucket{{le="+Inf"}} {n}')
+        out.append(f"{self.name}_sum {_number(total)}")
+        out.append(f"{self.name}_count {n}")
+        return out
+
+
+class Registry:
+    def __init__(self) -> None:
+        self._metrics: list[_Metric] = []
+
+    def register(self, metric: _Metric) -> Any:
+        if any(m.name == metric.name for m in self._metrics):
+            raise ValueError(f"metric {metric.name} registered twice")
+        self._metrics.append(metric)
+        return metric
+
+    def render(self) -> str:
+        lines: list[str] = []
+        for m in self._metrics:
+            lines.extend(m.header())
+            lines.extend(m.samples())
+        return "\n".join(lines) + "\n"
+
+
+class Metrics:
+    """The scheduler's metrics."""
+
+    def __init__(self) -> None:
+        r = self.registry = Registry()
+        self.attempts: Counter = r.register(Counter(
+            "gangsched_schedule_attempts_total",
+            "Scheduling attempts of gang units, by result.", ["result"]))
+        self.decision: Histogram = r.register(Histogram(
+            "gangsched_scheduling_decision_duration_seconds",
+            "Wall time of one placement decision (engine and preemption search)."))
+        self.cycle: Histogram = r.register(Histogram(
+            "gangsched_cycle_duration_seconds",
+            "Wall time of one scheduling cycle, binding included.",
+            (0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30)))
+        self.pending: Gauge = r.register(Gauge(
+            "gangsched_pending_units", "Gang units waiting in the queue."))
+        self.units: Gauge = r.register(Gauge(
+            "gangsched_units", "Gang units by state.", ["state"]))
+        self.binds: Counter = r.register(Counter(
+            "gangsched_binds_total", "Pods bound through pods/binding."))
+        self.bind_errors: Counter = r.register(Counter(
+            "gangsched_bind_errors_total", "Binds that failed, by reason.", ["reason"]))
+        self.evictions: Counter = r.register(Counter(
+            "gangsched_evictions_total", "Pods deleted (preemption, repair, rollback)."))
+        self.leader: Gauge = r.register(Gauge(
+            "gangsched_leader", "1 when this replica holds the lease."))
+        self.synced: Gauge = r.register(Gauge(
+            "gangsched_cache_synced", "1 once every watch cache has listed."))
+        self.watch_errors: Counter = r.register(Counter(
+            "gangsched_watch_errors_total", "List or watch failures, by resource.",
+            ["resource"]))
+        self.events_dropped: Counter = r.register(Counter(
+            "gangsched_events_dropped_total",
+            "Events not written because the writer's queue was full."))
+        self.status_writes: Counter = r.register(Counter(
+            "gangsched_status_writes_total", "PodGroup status updates written."))
+        self.deletes_pending: Gauge = r.register(Gauge(
+            "gangsched_api_deletes_pending", "Pod deletes waiting for a retry."))
+
+
+class HealthServer:
+    """Serves ``/healthz``, ``/readyz`` and ``/metrics`` on a daemon thread."""
+
+    def __init__(self, metrics: Metrics, *, host: str = "0.0.0.0", port: int = 10259,
+                 healthy: Callable[[], tuple[bool, str]] = lambda: (True, "ok"),
+                 ready: Callable[[], tuple[bool, str]] = lambda: (True, "ok")) -> None:
+        self.metrics = metrics
+        self.healthy = healthy
+        self.ready = ready
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            server_version = "gangsched"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+            def do_GET(self) -> None:
+                path = self.path.split("?", 1)[0].rstrip("/")
+                if path == "/metrics":
+                    self._reply(200, outer.metrics.registry.render(), CONTENT_TYPE)
+                elif path in ("/healthz", "/livez"):
+                    ok, why = outer.healthy()
+                    self._reply(200 if ok else 500, why + "\n")
+                elif path == "/readyz":
+                    ok, why = outer.ready()
+                    self._reply(200 if ok else 503, why + "\n")
+                else:
+                    self._reply(404, "not found\n")
+
+            def _reply(self, code: int, text: str,
+                       ctype: str = "text/plain; charset=utf-8") -> None:
+                body = text.encode()
+                self.send_response(code)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    self.wfile.write(body)
+
+        class Server(ThreadingHTTPServer):
+            daemon_threads = True
+            allow_reuse_address = True
+
+        self._httpd = Server((host, port), Handler)
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    def start(self) -> HealthServer:
+        self._thread = threading.Thread(target=self._httpd.serve_forever,
+                                        kwargs={"poll_interval": 0.2}, name="health-server",
+                                        daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(2)

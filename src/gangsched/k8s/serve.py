@@ -1,0 +1,453 @@
+"""``gangsched serve``: the scheduler as a Kubernetes secondary scheduler.
+
+Threads: one reflector per watched resource, the leader elector, the status writer,
+the health/metrics server, and the main loop (this module), which alone touches the
+scheduler and the cluster view:
+
+1. wait until every cache has listed once (then ``/readyz`` answers 200);
+2. repeat: apply the queued watch deltas to the view (events to the scheduler); retry
+   failed deletes; if leading, run a scheduling cycle and publish status and metrics;
+   sleep until a delta arrives or the scheduler's next wakeup, at most ``max_wait``.
+
+Becoming leader, it lists every resource afresh (so that binds of the previous leader
+are seen) and builds a new :class:`~gangsched.scheduler.scheduler.Scheduler` from the
+API's state: bound pods (``spec.nodeName``) are adopted, never bound again, and gangs
+left partial by a crashed leader are repaired or evicted by the scheduler's health
+checks. Losing the lease, it drops the scheduler at once and waits as a standby (its
+caches stay warm). SIGTERM or SIGINT: stop the loop, flush status briefly, release
+the lease, stop the watches.
+
+Logs are JSON lines on stderr (``ts``, ``level``, ``logger``, ``msg`` and fields).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import logging
+import os
+import signal
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import FrameType
+from typing import Any
+
+from gangsched.api.types import Pod
+from gangsched.k8s.api import (
+    HYPERNODES,
+    KUEUE_GROUP,
+    KUEUE_TOPOLOGY_VERSIONS,
+    NODES,
+    PODS,
+    VOLCANO_PODGROUPS,
+    WORKLOAD_API_VERSIONS,
+    WORKLOAD_GROUP,
+    Kind,
+    KubeAPI,
+    KubeError,
+    kueue_topology,
+    workload_api_kinds,
+)
+from gangsched.k8s.backend import ClusterView, KubeBackend
+from gangsched.k8s.binder import Binder, Deleter
+from gangsched.k8s.cache import DeltaQueue, Reflector
+from gangsched.k8s.leader import AlwaysLeader, LeaderElector, LeaseConfig
+from gangsched.k8s.metrics import HealthServer, Metrics
+from gangsched.k8s.status import StatusTracker, StatusWriter
+from gangsched.scheduler.backend import BindError
+from gangsched.scheduler.clock import RealClock
+from gangsched.scheduler.policy import GangschedPolicy, Policy
+from gangsched.scheduler.scheduler import Scheduler, SchedulerConfig
+from gangsched.scheduler.status import CycleReport, UnitState
+
+log = logging.getLogger("gangsched.k8s.serve")
+
+
+def default_identity() -> str:
+    """``<hostname>_<random>``, as kube-scheduler names its lease holders."""
+    return f"{socket.gethostname()}_{uuid.uuid4()}"
+
+
+@dataclass
+class ServeConfig:
+    kubeconfig: str | None = None
+    context: str | None = None
+    scheduler_name: str = "gangsched"
+    leader_elect: bool = True
+    lease_name: str = "gangsched"
+    lease_namespace: str = "kube-system"
+    identity: str = ""
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+    metrics_host: str = "0.0.0.0"
+    metrics_port: int | None = 10259  # None: no health/metrics server; 0: any free port
+    topology: Sequence[str] | None = None  # node label keys, widest first
+    events_qps: float = 50.0
+    events_burst: int = 100
+    sync_timeout: float = 120.0  # seconds to wait for the first lists before giving up
+    max_wait: float = 1.0  # longest idle sleep of the main loop
+    watch_timeout: tuple[int, int] = (240, 360)
+    scheduler: SchedulerConfig = field(default_factory=SchedulerConfig)
+
+
+class _JSONFormatter(logging.Formatter):
+    _STANDARD = frozenset(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {
+        "message", "asctime", "taskName"}
+
+    def format(self, record: logging.LogRecord) -> str:
+        out: dict[str, Any] = {
+            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+            + f".{int(record.msecs):03d}Z",
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
+        for k, v in record.__dict__.items():
+            if k not in self._STANDARD and not k.startswith("_"):
+                out[k] = v if isinstance(v, str | int | float | bool | type(None)) else str(v)
+        if record.exc_info:
+            out["exc"] = self.formatException(record.exc_info)
+        return json.dumps(out, separators=(",", ":"))
+
+
+def setup_logging(level: str = "info") -> Callable[[], None]:
+    """JSON lines on stderr for the ``gangsched`` loggers; returns a function that puts
+    the previous configuration back."""
+    handler = logging.StreamHandler()
+    handler.setFormatter(_JSONFormatter())
+    root = logging.getLogger("gangsched")
+    saved = (list(root.handlers), root.level, root.propagate)
+    root.handlers[:] = [handler]
+    root.setLevel(level.upper())
+    root.propagate = False
+
+    def restore() -> None:
+        root.handlers[:], root.level, root.propagate = saved[0], saved[1], saved[2]
+
+    return restore
+
+
+def _served(api: KubeAPI, group: str, version: str) -> set[str]:
+    try:
+        return api.served(group, version) or set()
+    except KubeError as err:
+        log.warning("cannot discover %s/%s: %s", group, version, err)
+        return set()
+
+
+def watched_kinds(api: KubeAPI) -> list[Kind]:
+    """Nodes, pods, Volcano PodGroups and HyperNodes (watched even before their CRDs
+    exist: the reflector waits for them); the Workload API and Kueue's Topology in the
+    first version the server serves."""
+    kinds = [NODES, PODS, VOLCANO_PODGROUPS, HYPERNODES]
+    for version in WORKLOAD_API_VERSIONS:
+        found = workload_api_kinds(version, _served(api, WORKLOAD_GROUP, version))
+        if found:
+            kinds.extend(found)
+            break
+    for version in KUEUE_TOPOLOGY_VERSIONS:
+        if "topologies" in _served(api, KUEUE_GROUP, version):
+            kinds.append(kueue_topology(version))
+            break
+    return kinds
+
+
+class Server:
+    """One replica of the scheduler. :meth:`run` blocks until :meth:`stop`."""
+
+    def __init__(self, config: ServeConfig, api: KubeAPI | None = None,
+                 policy: Policy | None = None) -> None:
+        if api is None:
+            from gangsched.k8s.client import connect
+
+            api = connect(config.kubeconfig, context=config.context)
+        self.config = config
+        self.api = api
+        self.policy = policy or GangschedPolicy()
+        self.identity = config.identity or default_identity()
+        self.clock = RealClock()
+        self.metrics = Metrics()
+        self.queue = DeltaQueue()
+        self._stop = threading.Event()
+        self._killed = False
+        self._heartbeat = time.monotonic()
+        self.ready = False
+        self.kinds = watched_kinds(api)
+        self.reflectors = [
+            Reflector(api, k, self.queue, watch_timeout=config.watch_timeout,
+                      on_error=lambda kind, _op: self.metrics.watch_errors.inc(
+                          resource=kind.id))
+            for k in self.kinds]
+        self.leader: LeaderElector | AlwaysLeader
+        if config.leader_elect:
+            self.leader = LeaderElector(api, LeaseConfig(
+                namespace=config.lease_namespace, name=config.lease_name,
+                identity=self.identity, lease_duration=config.lease_duration,
+                renew_deadline=config.renew_deadline, retry_period=config.retry_period),
+                on_change=lambda _leading: self.queue.wake())
+        else:
+            self.leader = AlwaysLeader()
+        self.view = ClusterView(config.scheduler_name, config.topology)
+        self.binder = Binder(api)
+        self.deleter = Deleter(api)
+        self.writer = StatusWriter(api, component=config.scheduler_name,
+                                   instance=self.identity, qps=config.events_qps,
+                                   burst=config.events_burst, is_leader=self.leading)
+        self.backend = KubeBackend(self.view, self.clock, binder=self.binder,
+                                   deleter=self.deleter, is_leader=self.leading)
+        self.backend.on_bound.append(self._bound)
+        self.backend.on_evicted.append(self._evicted)
+        self.backend.on_bind_error.append(self._bind_failed)
+        self.scheduler: Scheduler | None = None
+        self.tracker: StatusTracker | None = None
+        self.health: HealthServer | None = None
+        if config.metrics_port is not None:
+            self.health = HealthServer(self.metrics, host=config.metrics_host,
+                                       port=config.metrics_port, healthy=self._healthy,
+                                       ready=self._ready)
+        self.metrics.leader.set_function(lambda: 1.0 if self.leading() else 0.0)
+        self.metrics.synced.set_function(lambda: 1.0 if self.ready else 0.0)
+        self.metrics.deletes_pending.set_function(lambda: float(len(self.deleter.pending)))
+        self.cycles = 0
+
+    # -- control --------------------------------------------------------------------------
+
+    def leading(self) -> bool:
+        return not self._killed and self.leader.is_leader()
+
+    def stop(self) -> None:
+        """Graceful stop (SIGTERM): :meth:`run` returns after releasing the lease."""
+        self._stop.set()
+        self.queue.wake()
+
+    def kill(self) -> None:
+        """Stop at once without releasing anything, as if the process died (tests)."""
+        self._killed = True
+        self._stop.set()
+        self.queue.wake()
+
+    @property
+    def stopped(self) -> bool:
+        return self._stop.is_set()
+
+    def _healthy(self) -> tuple[bool, str]:
+        if not self.leader.healthy():
+            return False, "leader election: not renewed within the renew deadline"
+        stuck = time.monotonic() - self._heartbeat
+        if stuck > 300:
+            return False, f"main loop stuck for {stuck:.0f}s"
+        dead = [r.kind.id for r in self.reflectors if not r.alive and not self._stop.is_set()
+                and self.ready]
+        if dead:
+            return False, f"watch threads stopped: {', '.join(dead)}"
+        return True, "ok"
+
+    def _ready(self) -> tuple[bool, str]:
+        if not self.ready:
+            waiting = [r.kind.id for r in self.reflectors if not r.synced.is_set()]
+            return False, f"caches not synced: {', '.join(waiting)}"
+        return True, "ok" + (" (leader)" if self.leading() else " (standby)")
+
+    # -- hooks ----------------------------------------------------------------------------
+
+    def _bound(self, pod: Pod, node: str) -> None:
+        self.metrics.binds.inc()
+        self.writer.pod_event(pod, "Normal", "Scheduled",
+                              f"Successfully assigned {pod.namespace}/{pod.name} to {node}")
+
+    def _evicted(self, pod: Pod, reason: str) -> None:
+        self.metrics.evictions.inc()
+        kind = "Preempted" if reason.startswith("preempted") else "Evicted"
+        self.writer.pod_event(pod, "Normal" if kind == "Preempted" else "Warning", kind,
+                              f"Deleted by {self.config.scheduler_name}: {reason}")
+
+    def _bind_failed(self, pod: Pod, node: str, err: BindError) -> None:
+        text = str(err)
+        reason = ("not_leader" if "leader" in text else "not_found" if "not found" in text
+                  else "conflict" if "already bound" in text or "replaced" in text
+                  else "uncertain" if getattr(err, "uncertain", False) else "api_error")
+        self.metrics.bind_errors.inc(reason=reason)
+
+    def _podgroup(self, workload: str) -> tuple[Kind, str, str, Mapping[str, Any]] | None:
+        ident = (VOLCANO_PODGROUPS.id, workload)
+        if ident not in self.view.objects:
+            return None
+        ns, _, name = workload.partition("/")
+        return VOLCANO_PODGROUPS, ns, name, self.view.statuses.get(ident, {})
+
+    # -- running --------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self.health is not None:
+            self.health.start()
+        for r in self.reflectors:
+            r.start()
+        self.writer.start()
+        self.leader.start()
+
+    def run(self) -> int:
+        """Serve until stopped; returns the exit status."""
+        self.start()
+        try:
+            if not self._sync():
+                if self._stop.is_set():
+                    return 0
+                log.error("caches did not sync within %.0fs", self.config.sync_timeout)
+                return 1
+            log.info("caches synced", extra={
+                "nodes": len(self.view.nodes), "pods": len(self.view.pods),
+                "workloads": len(self.view.workloads), "identity": self.identity})
+            self._loop()
+            return 0
+        finally:
+            self.shutdown()
+
+    def _sync(self) -> bool:
+        deadline = time.monotonic() + self.config.sync_timeout
+        while not self._stop.is_set():
+            self.backend.apply(self.queue.drain())
+            if all(r.synced.is_set() for r in self.reflectors):
+                self.backend.apply(self.queue.drain())
+                self.ready = True
+                return True
+            if time.monotonic() > deadline:
+                return False
+            self.queue.wait(0.1)
+        return False
+
+    def _loop(self) -> None:
+        cfg = self.config
+        while not self._stop.is_set():
+            self._heartbeat = time.monotonic()
+            deltas = self.queue.drain()
+            if deltas:
+                self.backend.apply(deltas)
+            if self.deleter.pending and self.leading():
+                self.deleter.flush()
+            leading = self.leading()
+            if leading and self.scheduler is None:
+                self._lead()
+                continue
+            if not leading and self.scheduler is not None:
+                self._step_down()
+            wait = cfg.max_wait
+            if self.scheduler is not None:
+                self._cycle(self.scheduler)
+                wake = self.scheduler.next_wakeup()
+                if wake is not None:
+                    wait = min(wait, max(0.0, wake - self.clock.now()))
+            due = self.deleter.next_due()
+            if due is not None:
+                wait = min(wait, max(0.0, due - time.monotonic()))
+            if wait > 0:
+                self.queue.wait(wait)
+
+    def _lead(self) -> None:
+        """Just became leader: catch up with the API, then build a scheduler."""
+        log.info("leading: relisting before scheduling", extra={"identity": self.identity})
+        done = [r.relist() for r in self.reflectors]
+        deadline = time.monotonic() + 30
+        for ev in done:
+            while not ev.is_set() and not self._stop.is_set() and time.monotonic() < deadline:
+                ev.wait(0.1)
+        if self._stop.is_set():
+            return
+        self.backend.apply(self.queue.drain())
+        if not self.leading():
+            return
+        start = time.perf_counter()
+        self.backend.unsubscribe_all()
+        self.scheduler = Scheduler(self.backend, self.clock, self._scheduler_config(),
+                                   self.policy)
+        self.tracker = StatusTracker(self.writer, self._podgroup, self.view.pods.get)
+        units = self.scheduler.units.values()
+        log.info("scheduler built from the API state", extra={
+            "units": len(units), "running": sum(1 for u in units if u.running),
+            "seconds": round(time.perf_counter() - start, 3)})
+
+    def _scheduler_config(self) -> SchedulerConfig:
+        """Topology levels: ``--topology``, else what the objects define (a Kueue
+        Topology, HyperNode tiers), else guessed by the scheduler from the nodes."""
+        cfg = self.config.scheduler
+        levels = self.config.topology or self.view.plan_levels
+        if levels and cfg.levels is None:
+            cfg = dataclasses.replace(cfg, levels=list(levels))
+        return cfg
+
+    def _step_down(self) -> None:
+        log.warning("lost leadership: stopped scheduling", extra={"identity": self.identity})
+        self.backend.unsubscribe_all()
+        self.scheduler = None
+        self.tracker = None
+
+    def _cycle(self, sched: Scheduler) -> CycleReport:
+        start = time.perf_counter()
+        report = sched.run_cycle()
+        self.cycles += 1
+        m = self.metrics
+        m.cycle.observe(time.perf_counter() - start)
+        for s in report.decision_seconds:
+            m.decision.observe(s)
+        if self.tracker is not None:
+            for ev in self.tracker.after_cycle(sched):
+                if ev.kind == "Admitted":
+                    m.attempts.inc(result="scheduled")
+                elif ev.kind == "Unschedulable":
+                    m.attempts.inc(result="unschedulable")
+                elif ev.kind == "BindFailed":
+                    m.attempts.inc(result="error")
+        states: dict[str, int] = {s.value: 0 for s in UnitState}
+        pending = 0
+        for u in sched.units.values():
+            states[u.state.value] = states.get(u.state.value, 0) + 1
+            pending += u.queued and u.tree is not None
+        m.pending.set(pending)
+        m.units.replace(({"state": k}, v) for k, v in states.items())
+        m.events_dropped.catch_up(self.writer.stats.dropped)
+        m.status_writes.catch_up(self.writer.stats.status_writes)
+        if report.attempted or report.evicted_pods:
+            log.debug("cycle", extra={"attempted": report.attempted,
+                                      "admitted": report.admitted,
+                                      "evicted_pods": report.evicted_pods})
+        return report
+
+    def shutdown(self) -> None:
+        """Stop every thread; release the lease unless killed."""
+        self._stop.set()
+        if not self._killed:
+            self.writer.flush(2.0)
+        self.writer.stop()
+        self.leader.stop(release=not self._killed)
+        for r in self.reflectors:
+            r.stop(timeout=2.0)
+        if self.health is not None:
+            with contextlib.suppress(Exception):
+                self.health.stop()
+        self.scheduler = None
+        log.info("stopped", extra={"identity": self.identity, "killed": self._killed})
+
+
+def serve(config: ServeConfig, *, log_level: str = "info") -> int:
+    """Run until SIGTERM/SIGINT; returns the exit status."""
+    restore = setup_logging(os.environ.get("GANGSCHED_LOG_LEVEL", log_level))
+    try:
+        server = Server(config)
+
+        def on_signal(signum: int, _frame: FrameType | None) -> None:
+            log.info("signal %s: shutting down", signal.Signals(signum).name)
+            server.stop()
+
+        previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            return server.run()
+        finally:
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+    finally:
+        restore()

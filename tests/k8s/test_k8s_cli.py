@@ -1,0 +1,59 @@
+"""``gangsched serve`` on the command line: options, and one-line errors."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gangsched.cli.common import App
+from gangsched.cli.serve import serve_cmd
+
+
+def app() -> App:
+    a = App()
+    a.command("serve")(serve_cmd)
+
+    @a.command("other")
+    def other() -> None:  # a second command so that "serve" is a subcommand
+        """Nothing."""
+
+    return a
+
+
+def test_help_lists_the_options() -> None:
+    result = CliRunner(env={"COLUMNS": "200"}).invoke(app(), ["serve", "--help"])
+    assert result.exit_code == 0, result.output
+    for option in ("--kubeconfig", "--scheduler-name", "--lease-name", "--lease-namespace",
+                   "--identity", "--metrics-port", "--topology", "--leader-elect"):
+        assert option in result.output
+
+
+def test_without_the_client_one_line_tells_how_to_install_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "kubernetes", None)
+    for name in [m for m in sys.modules if m.startswith("kubernetes.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.delitem(sys.modules, "gangsched.k8s.client", raising=False)
+    result = CliRunner().invoke(app(), ["serve", "--metrics-port", "-1"])
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [
+        "error: gangsched serve needs the Kubernetes client: pip install 'gangsched[k8s]'"]
+
+
+def test_a_bad_kubeconfig_is_one_line(tmp_path: Path) -> None:
+    pytest.importorskip("kubernetes")
+    missing = tmp_path / "nope.yaml"
+    result = CliRunner().invoke(app(), ["serve", "--kubeconfig", str(missing),
+                                        "--metrics-port", "-1"])
+    assert result.exit_code == 1
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: cannot load Kubernetes configuration")
+
+
+def test_lease_timings_are_checked() -> None:
+    result = CliRunner().invoke(app(), ["serve", "--renew-deadline", "20"])
+    assert result.exit_code == 1
+    assert "need 0 < retry_period < renew_deadline < lease_duration" in result.output
