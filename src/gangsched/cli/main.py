@@ -17,6 +17,7 @@ from gangsched.cli.common import App, out
 from gangsched.cli.devcluster import dev_cluster_cmd
 from gangsched.cli.place import place_cmd
 from gangsched.cli.serve import serve_cmd
+from gangsched.cli.simulate import simulate_cmd
 from gangsched.cli.translate import translate_cmd
 from gangsched.cli.validate import validate_cmd
 
@@ -24,6 +25,7 @@ app = App(
     help="Hierarchical, topology-aware gang scheduler for AI workloads on Kubernetes.",
     add_completion=False,
 )
+app.command("simulate")(simulate_cmd)
 app.add_typer(cluster.app, name="cluster")
 app.add_typer(bench.app, name="bench")
 app.command("place")(place_cmd)

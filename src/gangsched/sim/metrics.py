@@ -1,0 +1,116 @@
+"""Per-policy summary numbers (the ``policies`` objects of ``summary.json``).
+
+Definitions (all from a :class:`~gangsched.sim.result.PolicyRun`):
+
+- ``units``: scheduling units of the trace (the true gangs: the same for every policy);
+  ``admitted``: units that reached their minimum at least once; ``finished``: finite jobs
+  that completed; ``unadmitted``: units never at their minimum.
+- ``gpu_allocation_mean`` / ``gpu_useful_mean`` / ``cpu_allocation_mean``: time means of
+  the sampled fractions of schedulable capacity bound to pods, and bound to units at or
+  above their minimum (useful).
+- ``gpu_hours`` / ``wasted_gpu_hours`` / ``useful_gpu_hours``: GPU-hours held by pods,
+  held by units below their minimum (waste), and the rest.
+- ``partial_units_max`` / ``deadlocked_units``: most units at once holding pods below
+  their minimum, and most at once of those that could complete only if another partial
+  unit let go (``*_end``: at the end of the run).
+- ``wait_p50/p95/p99``: seconds from arrival to first admission, admitted units only.
+- ``completion_p50/p95/mean``: seconds from arrival to completion, finished jobs only.
+- ``locality``: share of admitted units whose pods, at admission, lay inside one domain
+  of the narrowest level that could hold them (``locality_mean``: mean of per-unit scores,
+  1 / (1 + levels wider than needed)). ``pd_distance_mean``: prefill-decode distance in
+  topology levels (0 = same host, 1 = same lowest level, ...).
+- ``fragmentation_mean``: time mean of the sampled share of free GPUs on partly used nodes.
+- ``decision_latency_p50_ms`` / ``_p99_ms``: wall-clock time per placement attempt.
+- ``preemptions`` / ``evictions``: preemption events and pods evicted.
+
+Everything is deterministic for a given seed except the keys in :data:`WALL_CLOCK_KEYS`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from gangsched.sim.result import PolicyRun
+
+WALL_CLOCK_KEYS = frozenset(
+    {"decision_latency_p50_ms", "decision_latency_p99_ms", "decision_latency_mean_ms",
+     "wall_seconds"}
+)
+DIGITS = 6
+
+
+def _r(x: float | None) -> float | None:
+    if x is None or not math.isfinite(x):
+        return None
+    return round(float(x), DIGITS)
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    if not values:
+        return None
+    return _r(float(np.percentile(np.asarray(values, dtype=float), q)))
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return _r(float(np.mean(values))) if len(values) else None
+
+
+def summarize(run: PolicyRun) -> dict[str, Any]:
+    """The JSON-serialisable summary of one policy's run."""
+    units = run.units
+    admitted = [u for u in units if u.admitted is not None]
+    waits = [u.wait for u in admitted if u.wait is not None]
+    done = [u.finished - u.arrival for u in units if u.finished is not None]
+    loc = [u.locality for u in admitted if u.locality is not None]
+    pd = [float(u.pd_distance) for u in admitted if u.pd_distance is not None]
+    s = run.samples
+    lat = run.decision_latency_ms
+    wasted = sum(u.wasted_gpu_hours for u in units)
+    held = sum(u.gpu_hours for u in units)
+    return {
+        "units": len(units),
+        "admitted": len(admitted),
+        "unadmitted": len(units) - len(admitted),
+        "finished": len(done),
+        "pods_desired": sum(u.pods_desired for u in units),
+        "gpu_allocation_mean": _mean([x.gpu_allocated for x in s]),
+        "gpu_useful_mean": _mean([x.gpu_useful for x in s]),
+        "cpu_allocation_mean": _mean([x.cpu_allocated for x in s]),
+        "gpu_hours": _r(held),
+        "wasted_gpu_hours": _r(wasted),
+        "useful_gpu_hours": _r(held - wasted),
+        "partial_units_max": max((x.partial_units for x in s), default=0),
+        "partial_units_end": s[-1].partial_units if s else 0,
+        "partial_unit_hours": _r(sum(u.partial_seconds for u in units) / 3600.0),
+        "deadlocked_units": max((x.deadlocked_units for x in s), default=0),
+        "deadlocked_units_end": s[-1].deadlocked_units if s else 0,
+        "pending_units_end": s[-1].pending_units if s else 0,
+        "wait_p50": percentile(waits, 50),
+        "wait_p95": percentile(waits, 95),
+        "wait_p99": percentile(waits, 99),
+        "wait_mean": _mean(waits),
+        "completion_p50": percentile(done, 50),
+        "completion_p95": percentile(done, 95),
+        "completion_mean": _mean(done),
+        "locality": _r(sum(1 for x in loc if x >= 1.0) / len(loc)) if loc else None,
+        "locality_mean": _mean(loc),
+        "pd_distance_mean": _mean(pd),
+        "fragmentation_mean": _mean([x.fragmentation for x in s]),
+        "decisions": len(lat),
+        "decision_latency_p50_ms": percentile(lat, 50),
+        "decision_latency_p99_ms": percentile(lat, 99),
+        "decision_latency_mean_ms": _mean(lat),
+        "preemptions": run.preemptions,
+        "evictions": run.evictions,
+        "cycles": run.cycles,
+        "wall_seconds": _r(run.wall_seconds),
+    }
+
+
+def deterministic(summary: dict[str, Any]) -> dict[str, Any]:
+    """A summary without its wall-clock keys (for golden files)."""
+    return {k: v for k, v in summary.items() if k not in WALL_CLOCK_KEYS}

@@ -1,0 +1,130 @@
+"""``gangsched simulate`` end to end on small inputs: the list, a run that writes the
+report, traces, generated and Alibaba clusters, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gangsched.cli.common import App
+from gangsched.cli.simulate import simulate_cmd
+from gangsched.sim.alibaba import NODE_FILE, POD_FILE
+
+app = App()
+app.command("simulate")(simulate_cmd)
+
+
+@app.command("version")
+def _version() -> None:  # a second command, so "simulate" is a subcommand as in main.py
+    """Unused."""
+
+
+SMALL = ["-P", "zones=1", "-P", "blocks=1", "-P", "racks=2", "-P", "hours=1", "-P", "load=10"]
+
+
+def invoke(*args: str | Path) -> tuple[int, str, str]:
+    runner = CliRunner(env={"COLUMNS": "200"})
+    result = runner.invoke(app, ["simulate", *map(str, args)])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def one_line_error(code: int, stderr: str, *fragments: str) -> None:
+    assert code == 1
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), stderr
+    for f in fragments:
+        assert f in lines[0]
+
+
+def test_list_shows_scenarios_and_policies() -> None:
+    code, out, _ = invoke("--list")
+    assert code == 0
+    for name in ("disagg", "training", "perf-parity", "gangsched", "pod-by-pod", "flat-gang",
+                 "cpg-alpha", "volcano"):
+        assert name in out
+
+
+def test_a_small_run_prints_the_table_and_writes_the_report(tmp_path: Path) -> None:
+    out_dir = tmp_path / "out"
+    trace = tmp_path / "saved.jsonl"
+    code, out, err = invoke(*SMALL, "-p", "gangsched", "-p", "pod-by-pod", "-o", out_dir,
+                            "--save-trace", trace)
+    assert code == 0, err
+    assert "gangsched" in out and "pod-by-pod" in out and "wasted" in out
+    summary = json.loads((out_dir / "summary.json").read_text())
+    assert list(summary["policies"]) == ["gangsched", "pod-by-pod"]
+    assert summary["scenario"] == "disagg" and summary["nodes"] == 4
+    assert summary["parameters"]["load"] == 10
+    assert (out_dir / "units.csv").exists() and (out_dir / "timeseries.csv").exists()
+    # the saved trace replays through --trace on the same cluster
+    code, out, err = invoke("--trace", trace, "--cluster-spec", "zone=1,block=1,rack=2,host=2",
+                            "-p", "gangsched", "--no-report")
+    assert code == 0, err
+    assert "saved" in out
+
+
+def test_an_alibaba_directory_runs_with_milli_gpus(tmp_path: Path) -> None:
+    (tmp_path / NODE_FILE).write_text("sn,cpu_milli,memory_mib,gpu,model\n"
+                                      "n0,32000,65536,2,T4\n")
+    (tmp_path / POD_FILE).write_text(
+        "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,"
+        "deletion_time,scheduled_time\n"
+        "p0,1000,1024,1,500,,LS,Running,0,600,0\n"
+        "p1,1000,1024,1,1000,,LS,Running,10,3600,10\n")
+    code, _, err = invoke("--alibaba", tmp_path, "-p", "gangsched", "-o", tmp_path / "o")
+    assert code == 0, err
+    s = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert s["gpus"] == 2 and s["scenario"] == "alibaba"
+    assert s["policies"]["gangsched"]["admitted"] == 2
+
+
+@pytest.mark.parametrize(
+    ("args", "fragments"),
+    [
+        (["-p", "kube"], ["--policy", "unknown policy 'kube'"]),
+        (["-s", "nope"], ["--scenario", "unknown scenario 'nope'"]),
+        (["-P", "load"], ["--param", "expected KEY=VALUE"]),
+        (["-P", "colour=red"], ["--param", "colour"]),
+        (["--cluster-spec", "rack=2,host=2", "--cluster", "x.yaml"], ["not both"]),
+        (["--cluster-spec", "rack=0"], ["--cluster-spec", "positive integer"]),
+        (["--horizon", "-5"], ["--horizon", "positive"]),
+        (["--alibaba", "/nonexistent"], ["not a directory"]),
+    ],
+    ids=["policy", "scenario", "param", "knob", "two clusters", "spec", "horizon", "alibaba"],
+)
+def test_bad_options_are_one_line_errors(args: list[str], fragments: list[str]) -> None:
+    code, _, err = invoke(*args)
+    one_line_error(code, err, *fragments)
+
+
+def test_a_bad_trace_line_is_a_one_line_error(tmp_path: Path) -> None:
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"name": "a", "arrival": 0, "roles": [{"name": "w", "requests": {}}]}\n'
+                     '{"name": "b", "arrival": 0, "roles": [{"name": "w", "replicas": -1, '
+                     '"requests": {}}]}\n')
+    code, _, err = invoke("--trace", trace)
+    one_line_error(code, err, "t.jsonl:2", "roles[0].replicas", "must be >= 1")
+
+
+def test_a_cluster_file_without_topology_object_gets_levels_from_the_trace(
+        tmp_path: Path) -> None:
+    from gangsched.cluster.generate import generate_yaml
+
+    nodes = tmp_path / "nodes.yaml"
+    nodes.write_text(generate_yaml([("zone", 1), ("rack", 2), ("host", 2)],
+                                   {"cpu": "64", "nvidia.com/gpu": "8", "pods": "110"},
+                                   topology=False))
+    trace = tmp_path / "t.jsonl"
+    trace.write_text(json.dumps({
+        "name": "a", "arrival": 0, "duration": 60,
+        "roles": [{"name": "w", "replicas": 2, "requests": {"nvidia.com/gpu": 8}}],
+        "topology": {"required": "rack"}}) + "\n")
+    code, _, err = invoke("--trace", trace, "--cluster", nodes, "-p", "gangsched",
+                          "-o", tmp_path / "o")
+    assert code == 0, err
+    s = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert s["policies"]["gangsched"]["admitted"] == 1
+    assert s["policies"]["gangsched"]["finished"] == 1
