@@ -33,6 +33,8 @@ from gangsched.gang import Node as TreeNode
 from gangsched.placement.decision import Decision, GroupOutcome
 from gangsched.placement.describe import describe_requests, level_noun, plural
 
+RAISE_STEPS = (1.0, 0.75, 0.5)  # fractions of what each gang asks for, tried before its minimum
+
 
 @dataclass(frozen=True)
 class Options:
@@ -42,6 +44,7 @@ class Options:
     max_dry_runs: int = 20_000  # hard cap on placement attempts per unit
     extras: bool = True
     raise_budget: int = 16  # backtracking for each raised-minimum attempt (extras by search)
+    raise_steps: tuple[float, ...] = RAISE_STEPS  # () places extras greedily after the minimum
     # emulation switches (for comparing with other schedulers; ours are the defaults)
     child_order: Literal["size", "given"] = "size"  # biggest minimum first, or as listed
     domain_order: Literal["fit", "index"] = "fit"  # tightest fit first, or first feasible
@@ -587,7 +590,9 @@ class _Search:
         pref = self.node_preference(ps, shape, nz + lo)
         single = np.flatnonzero(fv >= count)
         if pref is None and len(single):
-            j = single[int(np.argmin(fv[single]))]  # best fit: the tightest node that holds all
+            # one node holds them all: the tightest (best fit), or the emptiest (spread)
+            pick = np.argmin if self.opts.node_order == "pack" else np.argmax
+            j = single[int(pick(fv[single]))]
             picks, take = nz[j : j + 1], np.array([count], dtype=np.int64)
         else:
             # preferred nodes first, then the fullest nodes first (best fit per pod, as
@@ -903,9 +908,6 @@ def _minimum_pods(node: TreeNode) -> int:
     return max(node.min_pods, sum(kids[: node.min_groups]))
 
 
-RAISE_STEPS = (1.0, 0.75, 0.5)  # fractions of what each gang asks for, tried before its minimum
-
-
 def raised(node: TreeNode, fraction: float) -> TreeNode:
     """A copy of the tree in which every gang asks for at least ``fraction`` of its
     children (or pods) as its minimum. Equal fractions for all siblings are the
@@ -924,7 +926,7 @@ def _raised_search(
 ) -> tuple[_Search, _Res] | None:
     """Try the tree with raised minima, largest fraction first; the first that fits wins."""
     tried = minimum
-    for fraction in RAISE_STEPS:
+    for fraction in opts.raise_steps:
         tree = raised(unit, fraction)
         need = _minimum_pods(tree)
         if need <= tried:

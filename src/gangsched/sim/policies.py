@@ -94,10 +94,11 @@ class PodByPod(_EnginePolicy):
     and binds as soon as it fits, in queue order (priority, then creation); nothing ties
     the pods of a replica, a role or a workload together, and topology constraints are
     not seen (the default kube-scheduler has no topology-domain placement). Nodes are
-    chosen by the engine's best fit (the default LeastAllocated score would spread pods
-    and fragment more, so this is a generous emulation). Per-pod priority preemption."""
+    chosen as the default LeastAllocated score does: the emptiest node that fits (the
+    engine's node_order=spread). Per-pod priority preemption."""
 
     name = "pod-by-pod"
+    options = Options(node_order="spread")
 
     def units(self, workload: Workload) -> list[TreeNode]:
         if workload.tree is None:
@@ -163,11 +164,13 @@ class Volcano(_EnginePolicy):
     bin-pack score (emulated: a required level gets the lowest tier as a preferred level,
     up to 64 candidate domains dry-run and ordered by tightest fit). Minimum subgroups are
     allocated before extras; there is no backtracking across subgroups; tasks in creation
-    order. Preemption is gang-aware on the PodGroup."""
+    order; extras are then added greedily in that order (no proportional split).
+    Preemption is gang-aware on the PodGroup."""
 
     name = "volcano"
     options = Options(child_order="given", domain_order="fit", backtrack_budget=0,
-                      score_top=VOLCANO_DRY_RUNS, score_budget=VOLCANO_DRY_RUNS)
+                      score_top=VOLCANO_DRY_RUNS, score_budget=VOLCANO_DRY_RUNS,
+                      raise_steps=())
 
     def __init__(self) -> None:
         super().__init__()
