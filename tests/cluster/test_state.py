@@ -1,0 +1,111 @@
+"""ClusterState and its transactions: property tests over random clusters and changes."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gangsched.api.types import NodeRequirements, Pod
+from gangsched.cluster.state import ClusterState
+from gangsched.testing.builders import GPU, RACK, cluster, levels_of, nodes
+
+SHAPE = (("zone", 2), ("rack", 2), ("host", 3))
+
+
+def fresh() -> ClusterState:
+    return ClusterState.from_nodes(nodes(SHAPE), levels_of(SHAPE))
+
+
+# a change: (node index, pods, gpus per pod)
+changes = st.lists(
+    st.tuples(st.integers(0, 11), st.integers(1, 4), st.integers(0, 8)), max_size=12
+)
+
+
+def apply_fitting(state: ClusterState, txn_changes: list[tuple[int, int, int]]) -> None:
+    """Take pods only where they fit, as the engine does (the fit count says how many)."""
+    txn = state.begin()
+    for node, count, gpu in txn_changes:
+        shape = state.shape({"cpu": 1000, GPU: gpu, "pods": 1})
+        fit = int(state.fit(shape)[node])
+        take = min(count, fit)
+        if take:
+            txn.place(np.array([node]), np.array([take]), shape)
+    txn.commit()
+
+
+@settings(max_examples=60, deadline=None)
+@given(changes)
+def test_free_never_goes_negative(cs: list[tuple[int, int, int]]) -> None:
+    state = fresh()
+    apply_fitting(state, cs)
+    assert (state.free >= 0).all()
+    assert (state.free <= state.alloc).all()
+
+
+@settings(max_examples=60, deadline=None)
+@given(changes)
+def test_discard_restores_the_exact_state_and_caches(cs: list[tuple[int, int, int]]) -> None:
+    state = fresh()
+    shape = state.shape({GPU: 8, "pods": 1})
+    rack = state.topology.level(RACK)
+    assert rack is not None
+    before = state.free.copy()
+    sums = state.domain_sums(shape, NodeRequirements(), None, rack).copy()
+    txn = state.begin()
+    for node, count, gpu in cs:
+        txn.place(np.array([node]), np.array([count]), state.shape({GPU: gpu, "pods": 1}))
+    txn.discard()
+    assert np.array_equal(state.free, before)
+    assert np.array_equal(state.domain_sums(shape, NodeRequirements(), None, rack), sums)
+
+
+@settings(max_examples=60, deadline=None)
+@given(changes, changes)
+def test_commit_then_discard_of_a_later_transaction_keeps_the_first(
+    first: list[tuple[int, int, int]], second: list[tuple[int, int, int]]
+) -> None:
+    state = fresh()
+    apply_fitting(state, first)
+    after_first = state.free.copy()
+    txn = state.begin()
+    for node, count, gpu in second:
+        txn.place(np.array([node]), np.array([count]), state.shape({GPU: gpu, "pods": 1}))
+    txn.discard()
+    assert np.array_equal(state.free, after_first)
+
+
+@settings(max_examples=40, deadline=None)
+@given(changes)
+def test_cached_capacity_matches_a_fresh_computation(cs: list[tuple[int, int, int]]) -> None:
+    state = fresh()
+    shape = state.shape({"cpu": 1000, GPU: 2, "pods": 1})
+    state.fit(shape)  # cache it, then change the cluster under it
+    apply_fitting(state, cs)
+    expected = np.minimum.reduce([state.free[state.rindex[r]] // a for r, a in
+                                  (("cpu", 1000), (GPU, 2), ("pods", 1))])
+    assert np.array_equal(state.fit(shape), np.maximum(expected, 0))
+
+
+def test_savepoints_roll_back_only_later_changes() -> None:
+    state = cluster(SHAPE)
+    shape = state.shape({GPU: 2, "pods": 1})
+    txn = state.begin()
+    txn.place(np.array([0]), np.array([1]), shape)
+    mark = txn.mark()
+    txn.place(np.array([1]), np.array([2]), shape)
+    txn.rollback_to(mark)
+    g = state.rindex[GPU]
+    assert state.free[g, 0] == 6 and state.free[g, 1] == 8
+
+
+def test_bound_pods_are_charged_and_released() -> None:
+    ns = nodes(SHAPE)
+    pod = Pod("p", requests={GPU: 4, "pods": 1}, node_name=ns[0].name)
+    state = ClusterState.from_nodes(ns, levels_of(SHAPE), [pod])
+    j = state.topology.index[ns[0].name]
+    assert state.free[state.rindex[GPU], j] == 4
+    state.release(pod.key)
+    assert state.free[state.rindex[GPU], j] == 8
+
