@@ -329,6 +329,3 @@ class Transaction:
 
     def commit(self) -> None:
         self.closed = True
-
-    def changes(self) -> list[_Change]:
-        return list(self.log)

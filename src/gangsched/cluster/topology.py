@@ -40,9 +40,6 @@ class Level:
     def __len__(self) -> int:
         return len(self.starts)
 
-    def path(self, d: int, topo: Topology) -> str:
-        return topo.domain_path(self, d)
-
 
 @dataclass
 class Topology:
@@ -127,15 +124,6 @@ class Topology:
             li -= 1
         return "/".join(reversed(parts))
 
-    def domain_of(self, key: str, lo: int, hi: int) -> str | None:
-        """The label value shared by nodes lo..hi-1 at level key, if they share one."""
-        lv = self.level(key)
-        if lv is None or hi <= lo:
-            return None
-        d = int(lv.node_domain[lo])
-        if lv.valid[d] and lv.ends[d] >= hi:
-            return lv.values[d]
-        return None
 
 
 def infer_levels(nodes: Sequence[Node]) -> list[str]:
