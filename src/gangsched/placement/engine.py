@@ -2,15 +2,23 @@
 
 ``place(unit, state)`` decides where one scheduling unit goes, all-or-nothing:
 
+0. **Extras by search first.** When the unit asks for more than its minimum, the tree is
+   first searched with every gang's minimum raised to the same fraction of what it asks
+   (100%, 75%, 50%): equal fractions are the proportional split, so the extras stay fair
+   while the full search (with backtracking) places them. The first fraction that fits
+   wins; otherwise step 1 runs on the minimum itself.
 1. **Minimum.** Recursively place every gang's minimum: for a node with a topology
    constraint, enumerate candidate domains of its level inside the parent's domain, prune
    them with vectorized fit-count sums, dry-run the best few in the transaction, keep the
    best by score (room for the extras the node wants, then tight fit, then fewest nodes)
-   and recurse. Children are searched depth-first; when a later sibling fails, earlier
-   siblings' alternatives are tried within a bounded budget (backtracking).
-2. **Extras.** With the whole tree's minimum held, extras are added by water-filling:
-   repeatedly grow the child with the lowest placed/asked ratio, each extra child placed
-   all-or-nothing inside its parent's domain.
+   and recurse. Siblings go most constrained first, then largest pods first; they are
+   searched depth-first, and when a later sibling fails, earlier siblings' alternatives
+   are tried within a bounded budget (backtracking). A set spanning nodes fills the
+   fullest nodes first; a unit that fails that way is searched once more filling the
+   emptiest nodes first.
+2. **Extras.** With the minimum held, the rest is added by water-filling: repeatedly grow
+   the child with the lowest placed/asked ratio, each extra child placed all-or-nothing
+   inside its parent's domain (spilling to wider scopes only for preferred constraints).
 3. **Decide.** Commit the transaction (or discard it and explain the blocking group).
 
 Everything is a pure function of (tree, state); ties break by stable order.
