@@ -987,15 +987,17 @@ def place(
     minimum = _minimum_pods(unit)
     search.prepare(unit)
     try:
-        if state.n_nodes and opts.extras and not opts.extras_first and minimum < unit.size:
+        if (state.n_nodes and opts.extras and not opts.extras_first
+                and minimum < search.size(unit)):
             search, root = _raised_search(unit, state, opts, minimum) or (search, None)
         if root is None and state.n_nodes:
             root = next(search.alternatives(unit, 0, state.n_nodes), None)
             if root is None:
                 search, root = _spread_retry(unit, state, opts, search)
-        if root is not None and opts.extras:
+        size = search.size(unit)
+        if root is not None and opts.extras and root.placed < size:
             search.backtrack = 0
-            search.grow(root, unit.size)
+            search.grow(root, size)
     except _UnknownLevel as e:
         search.txn.discard()
         return Decision(
