@@ -168,16 +168,23 @@ def test_no_gang_policy_means_every_replica_when_a_topology_is_set() -> None:
                                                            "highestTierAllowed": 1}
 
 
+def test_without_gang_policy_every_role_replica_is_required(tmp_path: Path) -> None:
+    # the documented default: no gangPolicy means all roles are gang-required
+    podgroups, _ = translate(parsed(lambda o: template(o).pop("gangPolicy")))
+    [pg] = podgroups
+    assert pg["spec"]["minMember"] == 8
+    assert [p["minSubGroups"] for p in pg["spec"]["subGroupPolicy"]] == [2, 2]
+
+
 @pytest.mark.parametrize(
     "edit",
     [
-        pytest.param(lambda o: template(o).pop("gangPolicy"), id="no-gang-no-topology"),
         pytest.param(lambda o: o["spec"].update(schedulerName="default-scheduler"),
-                     id="not-volcano"),
+                     id="not-a-gang-scheduler"),
     ],
 )
-def test_no_podgroup_without_volcano_gang_or_topology(edit: Callable[[Any], Any],
-                                                      tmp_path: Path) -> None:
+def test_no_podgroup_without_a_gang_scheduler(edit: Callable[[Any], Any],
+                                              tmp_path: Path) -> None:
     podgroups, pods = translate(parsed(edit))
     assert podgroups == []
     assert all(GROUP_NAME_ANNOTATION not in p["metadata"].get("annotations", {}) for p in pods)

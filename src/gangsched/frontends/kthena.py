@@ -72,6 +72,7 @@ GROUP_LABEL = "modelserving.volcano.sh/group-name"
 ROLE_LABEL = "modelserving.volcano.sh/role"
 ROLE_ID_LABEL = "modelserving.volcano.sh/role-id"
 ENTRY_LABEL = "modelserving.volcano.sh/entry"
+GANG_SCHEDULERS = ("volcano", "gangsched")
 DEFAULT_SCHEDULER = "volcano"
 MAX_ROLES = 4
 MAX_ROLE_NAME = 12
@@ -118,10 +119,12 @@ class ModelServing:
 
     @property
     def creates_podgroups(self) -> bool:
-        """Kthena's ``shouldCreatePodGroup``."""
-        return self.scheduler_name == DEFAULT_SCHEDULER and (
-            self.gang_policy or self.network_topology
-        )
+        """One PodGroup per ServingGroup whenever a gang scheduler schedules the pods
+        (Volcano, or gangsched itself), as Kthena's gang-scheduling documentation states:
+        without ``gangPolicy`` every role is gang-required. (Recent controller code skips
+        the PodGroup when neither gangPolicy nor networkTopology is set; we follow the
+        documented behaviour, which the gang semantics of DESIGN.md build on.)"""
+        return self.scheduler_name in GANG_SCHEDULERS
 
     def min_replicas(self, role: Role) -> int:
         """Replicas of ``role`` in the gang: its minRoleReplicas, clamped to replicas."""
