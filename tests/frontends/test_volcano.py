@@ -187,13 +187,16 @@ def test_subgroup_larger_than_its_size_puts_the_minimum_on_the_group(tmp_path: P
     assert (sub.min_pods, [c.min_pods for c in sub.children]) == (2, [0])
 
 
-def test_policy_without_match_label_keys_takes_no_pods(tmp_path: Path) -> None:
+def test_policy_without_match_label_keys_is_one_default_subgroup(tmp_path: Path) -> None:
+    # Volcano's getSubJobMatchValues: no matchLabelKeys puts every selected pod in the
+    # policy's default subgroup
     policy = workers(min_groups=0)
     del policy["matchLabelKeys"]
-    plan = plan_of(tmp_path, podgroup(policies=[policy]), worker("a", "0"))
-    assert any("has no matchLabelKeys" in w for w in plan.warnings)
+    plan = plan_of(tmp_path, podgroup(policies=[policy]), worker("a", "0"), worker("b", "1"))
     tree = tree_of(only(plan.workloads))
-    assert [c.path for c in tree.children] == ["default/train/pods"]
+    [group] = tree.children
+    assert isinstance(group, Group) and len(group.children) == 1  # one subgroup of both
+    assert group.children[0].size == 2
 
 
 def test_min_task_member_becomes_a_task_group(tmp_path: Path) -> None:

@@ -9,9 +9,9 @@ Membership, as the Volcano scheduler decides it:
   ``pkg/scheduler/api/job_info.go``; the other key is an input of its PodGroup controller.)
 * A pod joins the first ``subGroupPolicy`` whose ``labelSelector`` matches it and for which
   it has a non-empty value of every ``matchLabelKeys`` key; pods with equal values form one
-  subgroup. A policy without ``matchLabelKeys`` therefore takes no pods (Volcano's
-  ``getOrCreateSubJob`` needs at least one value); such pods stay in the PodGroup's default
-  group, and a warning says so.
+  subgroup. A policy without ``matchLabelKeys`` puts every pod it selects into one default
+  subgroup (Volcano's ``getSubJobMatchValues``: "no matching rules configured ... the
+  default group").
 * The task of a pod (for ``minTaskMember``) is its ``volcano.sh/task-spec`` annotation,
   else label.
 
@@ -102,7 +102,7 @@ class SubGroupPolicy:
         if self.selector is not None and not self.selector.matches(pod.labels):
             return None
         values = tuple(pod.labels.get(k, "") for k in self.match_label_keys)
-        return values if values and all(values) else None
+        return values if all(values) else None  # no keys: the default subgroup ()
 
 
 @dataclass(frozen=True)
@@ -301,8 +301,7 @@ def _assign(pg: PodGroup, pods: Sequence[Pod]) -> tuple[list[list[_Subgroup]], l
 def _split(pg: PodGroup, pods: Sequence[Pod]) -> _Split:
     subgroups, outside = _assign(pg, pods)
     where = f"{pg.origin.where} PodGroup/{pg.name}".strip()
-    warnings = [f"{where}: subGroupPolicy {p.name!r} has no matchLabelKeys; Volcano puts no "
-                "pods in it" for p in pg.policies if not p.match_label_keys]
+    warnings: list[str] = []
     minimums = dict(pg.min_task_member)
     counts = {t: sum(1 for p in pods if task_of(p) == t) for t in minimums}
     inside = {task_of(p) for sub in subgroups for s in sub for p in s.pending}
