@@ -50,6 +50,7 @@ class Topology:
     _node_level: Level | None = field(default=None, repr=False)
     _names: list[str] | None = field(default=None, repr=False)
     _paths: dict[tuple[int, int], str] = field(default_factory=dict, repr=False)
+    _by_value: dict[str, dict[str, np.ndarray]] = field(default_factory=dict, repr=False)
 
     @property
     def keys(self) -> list[str]:
@@ -73,6 +74,19 @@ class Topology:
         if self._names is None:
             self._names = [x.name for x in self.nodes]
         return self._names
+
+    def nodes_with(self, key: str, value: str) -> np.ndarray:
+        """Indices of the nodes whose ``key`` label is ``value`` (cached per key)."""
+        table = self._by_value.get(key)
+        if table is None:
+            groups: dict[str, list[int]] = {}
+            for i, nd in enumerate(self.nodes):
+                v = nd.name if key == HOSTNAME else nd.labels.get(key)
+                if v is not None:
+                    groups.setdefault(v, []).append(i)
+            table = {v: np.asarray(ix, dtype=np.int64) for v, ix in groups.items()}
+            self._by_value[key] = table
+        return table.get(value, np.zeros(0, dtype=np.int64))
 
     def level_for(self, key: str) -> Level | None:
         """The level for a label key; ``kubernetes.io/hostname`` always resolves (one node each)."""

@@ -68,18 +68,11 @@ def hide(state: ClusterState, nodes: np.ndarray) -> None:
 
 def domain_nodes(state: ClusterState, key: str | None, value: str | None) -> np.ndarray:
     """Node indices of the domain whose ``key`` label is ``value`` (all nodes for None)."""
-    topo = state.topology
     if key is None:
         return np.arange(state.n_nodes, dtype=np.int64)
-    lv = topo.level_for(key)
-    if lv is None:
-        if key == HOSTNAME or value is None:
-            return np.zeros(0, dtype=np.int64)
-        hits = [i for i, n in enumerate(topo.nodes) if n.labels.get(key) == value]
-        return np.asarray(hits, dtype=np.int64)
-    parts = [np.arange(int(lv.starts[d]), int(lv.ends[d]), dtype=np.int64)
-             for d in range(len(lv)) if lv.valid[d] and lv.values[d] == value]
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    if value is None:
+        return np.zeros(0, dtype=np.int64)
+    return state.topology.nodes_with(key, value)
 
 
 def label_of(state: ClusterState, node: str, key: str) -> str | None:
