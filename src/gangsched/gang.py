@@ -8,7 +8,7 @@ See DESIGN.md section 1.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -86,6 +86,11 @@ def required_key(node: Node) -> str | None:
     return None
 
 
+def required_keys(node: Node) -> list[str]:
+    """The label keys of all the node's required constraints (each must hold)."""
+    return list(dict.fromkeys(c.key for c in node.topology if c.mode == "required"))
+
+
 def preferred_key(node: Node) -> str | None:
     for c in node.topology:
         if c.mode == "preferred":
@@ -104,6 +109,11 @@ def podsets(node: Node) -> Iterator[PodSet]:
     for n in walk(node):
         if isinstance(n, PodSet):
             yield n
+
+
+def constraint_keys(roots: Iterable[Node | None]) -> set[str]:
+    """The node label keys the trees' topology constraints name."""
+    return {c.key for root in roots if root is not None for n in walk(root) for c in n.topology}
 
 
 def is_gang(node: Node) -> bool:

@@ -205,11 +205,12 @@ def test_heterogeneous_replica_cpu_leader_and_gpu_workers() -> None:
     assert labels_of(state, d, RACK) == {"r0"}
 
 
-def test_unknown_required_topology_key_is_a_clear_rejection() -> None:
+def test_required_key_no_node_carries_is_a_clear_rejection() -> None:
+    # KEP-5732: a topology key is a plain node label; nodes without it are no candidates
     state = flat(2)
     unit = group("g", [podset("g/w", 1)], topology=cons("example.com/pod"))
     d = place(unit, state)
-    assert not d.admitted and "not a level" in d.reason
+    assert not d.admitted and "no node has the label example.com/pod" in d.reason
 
 
 # -- search -----------------------------------------------------------------------------

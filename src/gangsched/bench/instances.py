@@ -10,13 +10,14 @@ generator state.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import replace
 
 import numpy as np
 
 from gangsched.api.types import Node, NodeRequirements, Pod, Taint, Toleration
 from gangsched.cluster.state import ClusterState
-from gangsched.gang import Constraint, Group, Mode, PodSet, validate
+from gangsched.gang import Constraint, Group, Mode, PodSet, constraint_keys, validate
 
 ZONE = "topology.kubernetes.io/zone"
 BLOCK = "gangsched.io/block"
@@ -24,6 +25,7 @@ RACK = "gangsched.io/rack"
 HOST = "kubernetes.io/hostname"
 GPU = "nvidia.com/gpu"
 GPU_TYPE = "gangsched.io/gpu-type"
+SWITCH = "gangsched.io/switch"  # cuts across every level: nodes of a rack sit on two switches
 RESERVED = "gangsched.io/reserved"
 LEVELS = (ZONE, BLOCK, RACK)
 KEYS = (ZONE, BLOCK, RACK, HOST)  # constraint keys, widest first
@@ -49,6 +51,12 @@ def _kind(rng: np.random.Generator) -> str:
 
 def random_cluster(rng: np.random.Generator) -> ClusterState:
     """Up to 64 nodes in zone > block > rack, some used, cordoned, tainted or unlabeled."""
+    nodes, used = random_nodes(rng)
+    return ClusterState.from_nodes(nodes, list(LEVELS), pods=used)
+
+
+def random_nodes(rng: np.random.Generator) -> tuple[list[Node], list[Pod]]:
+    """The nodes of :func:`random_cluster` and the pods already running on them."""
     nodes: list[Node] = []
     used: list[Pod] = []
     for z in range(int(rng.integers(1, 3))):
@@ -67,6 +75,7 @@ def random_cluster(rng: np.random.Generator) -> ClusterState:
                         BLOCK: f"z{z}-b{b}",
                         RACK: f"z{z}-b{b}-r{r}",
                         HOST: name,
+                        SWITCH: f"s{h % 2}",
                     }
                     if rng.random() < 0.02:
                         del labels[RACK]  # a node the rack level cannot use
@@ -97,7 +106,7 @@ def random_cluster(rng: np.random.Generator) -> ClusterState:
                         if gpus:
                             req[GPU] = int(rng.integers(1, gpus + 1))
                         used.append(Pod(f"used-{len(used)}", requests=req, node_name=name))
-    return ClusterState.from_nodes(nodes, list(LEVELS), pods=used)
+    return nodes, used
 
 
 def _free_gpus(state: ClusterState) -> int:
@@ -285,9 +294,16 @@ def _trim(root: Group) -> None:
     root.min_pods = min(root.min_pods, root.size)
 
 
-def random_instance(rng: np.random.Generator) -> tuple[ClusterState, Group]:
-    """A cluster and one gang unit for it (see the module doc)."""
-    state = random_cluster(rng)
+def random_instance(
+    rng: np.random.Generator, relabel: Mapping[str, str] | None = None
+) -> tuple[ClusterState, Group]:
+    """A cluster and one gang unit for it (see the module doc).
+
+    With ``relabel`` (old label key -> new key), the same instance with its topology keys
+    renamed, on a cluster whose levels are derived from the labels and the unit's keys
+    (no fixed order): it must be placed exactly as the original."""
+    nodes, used = random_nodes(rng)
+    state = ClusterState.from_nodes(nodes, list(LEVELS), pods=used)
     free = max(_free_gpus(state), 8)
     target = free * rng.uniform(0.2, 1.0)
     maker = _TreeMaker(rng, f"job-{int(rng.integers(1_000_000))}")
@@ -300,4 +316,22 @@ def random_instance(rng: np.random.Generator) -> tuple[ClusterState, Group]:
         unit = maker.disagg(target)
     _trim(unit)
     validate(unit, KEYS)
+    if relabel is not None:
+        unit = _relabelled(unit, relabel)
+        nodes = [replace(n, labels={relabel.get(k, k): v for k, v in n.labels.items()})
+                 for n in nodes]
+        state = ClusterState.from_nodes(nodes, None, used, keys=constraint_keys([unit]))
     return state, unit
+
+
+def _relabelled(node: Group | PodSet, relabel: Mapping[str, str]) -> Group:
+    out = _relabel(node, relabel)
+    assert isinstance(out, Group)
+    return out
+
+
+def _relabel(node: Group | PodSet, relabel: Mapping[str, str]) -> Group | PodSet:
+    topo = tuple(replace(c, key=relabel.get(c.key, c.key)) for c in node.topology)
+    if isinstance(node, PodSet):
+        return replace(node, topology=topo)
+    return replace(node, topology=topo, children=[_relabel(c, relabel) for c in node.children])

@@ -25,8 +25,9 @@ from gangsched.cli.common import (
     warn,
 )
 from gangsched.cluster.state import ClusterState
-from gangsched.cluster.topology import infer_levels
+from gangsched.cluster.topology import derive_levels
 from gangsched.frontends import Plan, assemble
+from gangsched.gang import constraint_keys
 from gangsched.placement.batch import WorkloadOutcome, group_dict, place_plan
 
 
@@ -39,22 +40,29 @@ class Output(StrEnum):
 OutputOption = Annotated[Output, typer.Option("--output", "-o", help="Output format.")]
 
 
-def plan_levels(plan: Plan, topology_option: str | None) -> list[str]:
-    """Topology levels: a Topology object or HyperNodes in the inputs, else --topology,
-    else the well-known keys present on the nodes."""
+def plan_levels(plan: Plan, topology_option: str | None) -> list[str] | None:
+    """Topology levels fixed by the inputs (a Topology object or HyperNodes), else by
+    --topology; None lets the nodes' labels and the workloads' keys decide."""
     if plan.levels is not None:
         if topology_option is not None:
             warn("--topology ignored: the inputs define the topology")
         return list(plan.levels)
     if topology_option is not None:
         return parse_topology_option(topology_option)
-    return infer_levels(plan.nodes)
+    return None
+
+
+def plan_chain(plan: Plan, topology_option: str | None) -> list[str]:
+    """The chain of topology levels for the plan: the fixed levels, if any, with the keys
+    the workloads constrain on placed where they nest (:func:`derive_levels`)."""
+    keys = constraint_keys(w.tree for w in plan.workloads)
+    return derive_levels(plan.nodes, keys, plan_levels(plan, topology_option))
 
 
 def plan_state(plan: Plan, topology_option: str | None) -> ClusterState:
     if not plan.nodes:
         raise InputError("no Node objects in the input files")
-    state = ClusterState.from_nodes(plan.nodes, plan_levels(plan, topology_option), plan.bound)
+    state = ClusterState.from_nodes(plan.nodes, plan_chain(plan, topology_option), plan.bound)
     report_missing(state.topology)
     return state
 

@@ -32,8 +32,8 @@ from gangsched.cluster.generate import (
     parse_levels_spec,
     parse_node_spec,
 )
-from gangsched.cluster.topology import HOSTNAME, infer_levels
-from gangsched.gang import walk
+from gangsched.cluster.topology import HOSTNAME, derive_levels
+from gangsched.gang import constraint_keys
 from gangsched.sim.alibaba import GPU_MILLI, load_alibaba
 from gangsched.sim.policies import POLICIES, make_policy
 from gangsched.sim.result import SimResult
@@ -200,29 +200,12 @@ def prepare(scenario: str, seed: int, trace: Path | None, cluster: Path | None,
         sc.sample_interval = max(60.0, sc.horizon / SAMPLES)
     if not sc.nodes:
         raise InputError("the cluster has no nodes", field="--cluster")
-    sc.levels = levels if levels is not None else topology_levels(sc.nodes, sc.items)
+    keys = constraint_keys(it.workload.tree for it in sc.items)
+    # the simulator's metrics add the host level themselves
+    sc.levels = [k for k in derive_levels(sc.nodes, keys, levels) if k != HOSTNAME]
     for it in sc.items:
         check(it, sc.levels)
     return sc
-
-
-def topology_levels(nodes: list[Node], items: list[TraceItem]) -> list[str]:
-    """Levels for a cluster file without a Topology object: the well-known keys and the
-    label keys the workloads constrain on that the nodes carry, widest (fewest distinct
-    values) first."""
-    keys = set(infer_levels(nodes))
-    labelled = {k for n in nodes for k in n.labels}
-    for it in items:
-        tree = it.workload.tree
-        if tree is not None:
-            keys.update(c.key for node in walk(tree) for c in node.topology
-                        if c.key in labelled)
-    keys.discard(HOSTNAME)
-
-    def width(k: str) -> tuple[int, str]:
-        return (len({n.labels[k] for n in nodes if k in n.labels}), k)
-
-    return sorted(keys, key=width)
 
 
 def trace_horizon(items: list[TraceItem]) -> float:

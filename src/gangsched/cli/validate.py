@@ -17,7 +17,7 @@ from gangsched.cli.common import (
     input_files,
     out,
 )
-from gangsched.cli.place import plan_levels
+from gangsched.cli.place import plan_chain
 from gangsched.frontends import assemble, builder_names
 from gangsched.gang import validate
 
@@ -36,7 +36,7 @@ def problems(files: list[Path], ignore_unknown: bool, topology: str | None) -> l
     if len(lines) > len(found):
         return lines  # trees are built only from objects that passed their own checks
     plan = assemble(inputs)
-    levels = plan_levels(plan, topology)
+    levels = plan_chain(plan, topology)
     for w in plan.ready:
         assert w.tree is not None
         try:

@@ -15,7 +15,7 @@ import numpy as np
 
 from gangsched.api.errors import InputError
 from gangsched.api.types import Node, NodeRequirements, Pod
-from gangsched.cluster.topology import Level, Topology, build_topology, infer_levels
+from gangsched.cluster.topology import Level, Topology, build_topology, derive_levels
 
 BIG = np.int64(1 << 40)  # fit count standing for "unlimited" (a shape requesting nothing)
 _FIT_CACHE = 256
@@ -74,13 +74,18 @@ class ClusterState:
         nodes: Sequence[Node],
         levels: Sequence[str] | None = None,
         pods: Sequence[Pod] = (),
+        keys: Iterable[str] = (),
     ) -> ClusterState:
-        """Build state from nodes (topology-sorted) and charge already-bound pods."""
+        """Build state from nodes (topology-sorted) and charge already-bound pods.
+
+        ``levels`` fixes the chain of topology levels (None: the well-known keys the nodes
+        carry); ``keys``, the label keys the workloads constrain on, join the chain where
+        they nest (:func:`derive_levels`)."""
         names = [nd.name for nd in nodes]
         if len(set(names)) != len(names):
             dup = next(x for x in names if names.count(x) > 1)
             raise InputError("duplicate Node name", obj=f"Node/{dup}", field="metadata.name")
-        topo = build_topology(nodes, infer_levels(nodes) if levels is None else levels)
+        topo = build_topology(nodes, derive_levels(nodes, keys, levels))
         state = cls(topo, extra_resources=(k for p in pods for k in p.requests))
         for p in pods:
             if p.node_name:

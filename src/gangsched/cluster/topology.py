@@ -3,11 +3,18 @@
 Levels are node label keys from widest to narrowest (zone > block > rack > host). A node
 missing a level's label sits in a pseudo-domain that is marked invalid for that level (and
 every narrower one), so required constraints never use it; such nodes are reported.
+
+Any other node label key works as a topology key too (KEP-5732: a key is a plain node
+label, a domain is one value of it). :func:`derive_levels` puts every key that nests
+into the chain of levels (key A is above key B when every B domain lies inside one A
+domain); a key whose domains cut across the chain gets a :class:`CrossLevel` instead, a
+per-node domain index built on first use, whose domains are sets of nodes rather than
+slices.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -42,6 +49,20 @@ class Level:
 
 
 @dataclass
+class CrossLevel:
+    """The domains of a key that does not nest in the chain of levels: one domain per
+    label value, each a sorted array of node indices (not a contiguous slice)."""
+
+    key: str
+    values: list[str]  # label value per domain
+    node_domain: np.ndarray  # int64 [N]: domain of each node, -1 where the label is missing
+    members: list[np.ndarray]  # int64 node indices of each domain, ascending
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+
+@dataclass
 class Topology:
     nodes: list[Node]  # sorted by topology path
     levels: list[Level]
@@ -51,6 +72,7 @@ class Topology:
     _names: list[str] | None = field(default=None, repr=False)
     _paths: dict[tuple[int, int], str] = field(default_factory=dict, repr=False)
     _by_value: dict[str, dict[str, np.ndarray]] = field(default_factory=dict, repr=False)
+    _cross: dict[str, CrossLevel] = field(default_factory=dict, repr=False)
 
     @property
     def keys(self) -> list[str]:
@@ -109,6 +131,23 @@ class Topology:
                 self._node_level = lv
         return lv
 
+    def nested(self, key: str) -> bool:
+        """Whether ``key`` is a level of the chain (or the hostname): its domains are
+        contiguous slices. Any other key is served by :meth:`cross`."""
+        return key == HOSTNAME or self.level_index(key) is not None
+
+    def cross(self, key: str) -> CrossLevel:
+        """The domains of a key outside the chain, one per label value (cached)."""
+        lv = self._cross.get(key)
+        if lv is None:
+            codes, values = label_codes(self.nodes, key)
+            order = np.argsort(codes, kind="stable")
+            bounds = np.searchsorted(codes[order], np.arange(len(values) + 1))
+            members = [order[bounds[d]:bounds[d + 1]].astype(np.int64)
+                       for d in range(len(values))]
+            lv = self._cross[key] = CrossLevel(key, values, codes, members)
+        return lv
+
     def rank(self, key: str) -> int | None:
         """Position of a key from widest (0); hostname is narrowest even when not a level."""
         i = self.level_index(key)
@@ -145,6 +184,119 @@ def infer_levels(nodes: Sequence[Node]) -> list[str]:
     return [k for k in WELL_KNOWN_LEVELS if any(k in n.labels for n in nodes)]
 
 
+def label_codes(nodes: Sequence[Node], key: str) -> tuple[np.ndarray, list[str]]:
+    """Per node, the index of its ``key`` label value (-1 when it lacks the label), and
+    the distinct values in sorted order. The hostname key falls back to the node name."""
+    raw = [(n.labels.get(key) or n.name) if key == HOSTNAME else n.labels.get(key)
+           for n in nodes]
+    values = sorted({v for v in raw if v is not None})
+    code = {v: i for i, v in enumerate(values)}
+    return np.fromiter((-1 if v is None else code[v] for v in raw), dtype=np.int64,
+                       count=len(raw)), values
+
+
+def nests_in(outer: np.ndarray, inner: np.ndarray, lacking_ok: bool = False) -> bool:
+    """Whether every domain of ``inner`` lies inside one domain of ``outer`` (per-node
+    domain codes, -1 where a node lacks the label): each node with an inner domain has
+    an outer one, the same for all nodes of that inner domain. With ``lacking_ok``, nodes
+    without an outer domain are left out (the host level: a node is a host whatever
+    labels it lacks)."""
+    has = inner >= 0
+    if lacking_ok:
+        has &= outer >= 0
+    if not has.any():
+        return True
+    o, i = outer[has], inner[has]
+    if (o < 0).any():
+        return False
+    first = np.full(int(i.max()) + 1, -1, dtype=np.int64)
+    first[i] = o  # any one outer domain per inner domain; then all must agree with it
+    return bool((first[i] == o).all())
+
+
+def path_codes(nodes: Sequence[Node], chain: Sequence[str]) -> list[np.ndarray]:
+    """Per level of ``chain``, each node's domain as :func:`build_topology` cuts it: the
+    path of label values down to that level (-1 from the first missing label on)."""
+    out: list[np.ndarray] = []
+    paths: list[tuple[str, ...] | None] = [() for _ in nodes]
+    for key in chain:
+        ids: dict[tuple[str, ...], int] = {}
+        code = np.empty(len(nodes), dtype=np.int64)
+        for j, nd in enumerate(nodes):
+            path = paths[j]
+            v = (nd.labels.get(key) or nd.name) if key == HOSTNAME else nd.labels.get(key)
+            if key == HOSTNAME and path is None:
+                path = ()  # a host even below a missing level
+            if path is None or v is None:
+                paths[j] = None
+                code[j] = -1
+                continue
+            path = paths[j] = (*path, v)
+            code[j] = ids.setdefault(path, len(ids))
+        out.append(code)
+    return out
+
+
+_TOPOLOGY_PREFIXES = ("topology.kubernetes.io/", "network.topology.kubernetes.io/",
+                      "topology.volcano.sh/", "cloud.google.com/gce-topology-")
+
+
+def _longest_chain(keys: Sequence[str], codes: dict[str, np.ndarray]) -> list[str]:
+    """The longest sequence of ``keys`` each nesting in the one before (widest first);
+    among equally long ones, the most topology-like key names, then by name. The keys
+    left out are served as cross levels."""
+    def rank(k: str) -> tuple[int, int, str]:
+        return (int(codes[k].max()) + 1, not k.startswith(_TOPOLOGY_PREFIXES), k)
+
+    order = sorted(keys, key=rank)
+    best: list[tuple[int, int, list[str]]] = []  # (length, topology-like names, chain)
+    for j, k in enumerate(order):
+        here = (1, int(k.startswith(_TOPOLOGY_PREFIXES)), [k])
+        for i in range(j):
+            n, t, seq = best[i]
+            if nests_in(codes[order[i]], codes[k]) and (n + 1, t) > here[:2]:
+                here = (n + 1, t + int(k.startswith(_TOPOLOGY_PREFIXES)), [*seq, k])
+        best.append(here)
+    return max(best, key=lambda b: (b[0], b[1]))[2] if best else []
+
+
+def derive_levels(
+    nodes: Sequence[Node], keys: Iterable[str] = (), fixed: Sequence[str] | None = None
+) -> list[str]:
+    """The chain of topology levels, widest first.
+
+    ``fixed`` (a Topology object, HyperNode tiers, ``--topology``) is kept in its order;
+    without it the chain starts from the well-known keys the nodes carry. Each other key
+    in ``keys`` (those the workloads' constraints name) that some node carries is put
+    where it nests: below a level whose domains each hold whole domains of it, above one
+    whose domains each lie inside one of its domains. Keys are tried widest (fewest
+    values) first. A key that nests nowhere stays out of the chain: the engine serves it
+    through :meth:`Topology.cross`, so it still constrains correctly, just without the
+    contiguous-slice fast path.
+    """
+    chain = list(dict.fromkeys(fixed if fixed is not None else infer_levels(nodes)))
+    extra = sorted({k for k in keys if k not in chain and k != HOSTNAME})
+    if not extra:
+        return chain
+    coded = {k: label_codes(nodes, k) for k in extra}
+    tried = sorted((k for k in extra if coded[k][1]), key=lambda k: (len(coded[k][1]), k))
+    if not tried:
+        return chain
+    codes = path_codes(nodes, chain)
+    last = chain.index(HOSTNAME) if HOSTNAME in chain else len(chain)
+    gaps: dict[int, list[str]] = {}
+    for k in tried:  # the narrowest gap of the fixed chain each key fits (hostname stays last)
+        mine = coded[k][0]
+        for i in range(last, -1, -1):
+            if (i == 0 or nests_in(codes[i - 1], mine)) and (
+                    i == len(chain) or nests_in(mine, codes[i], chain[i] == HOSTNAME)):
+                gaps.setdefault(i, []).append(k)
+                break
+    for i in sorted(gaps, reverse=True):  # insert from the narrow end: indices stay valid
+        chain[i:i] = _longest_chain(gaps[i], {k: coded[k][0] for k in gaps[i]})
+    return chain
+
+
 def build_topology(nodes: Sequence[Node], levels: Sequence[str]) -> Topology:
     """Sort nodes by topology path (then name) and cut each level into contiguous domains."""
     keys = list(dict.fromkeys(levels))
@@ -153,6 +305,9 @@ def build_topology(nodes: Sequence[Node], levels: Sequence[str]) -> Topology:
         path: list[str] = []
         missing = False
         for k in keys:
+            if k == HOSTNAME:  # every node is a host, whatever labels it lacks
+                path.append(n.labels.get(k) or n.name)
+                continue
             v = n.labels.get(k)
             missing = missing or v is None
             path.append(_MISSING if missing else str(v))
@@ -178,7 +333,7 @@ def build_topology(nodes: Sequence[Node], levels: Sequence[str]) -> Topology:
                 valid.append(v != _MISSING)
                 parent.append(int(prev_domain[i]) if li > 0 else -1)
             node_domain[i] = len(starts) - 1
-        lacking = [x.name for x in ordered if k not in x.labels]
+        lacking = [] if k == HOSTNAME else [x.name for x in ordered if k not in x.labels]
         if lacking:
             missing[k] = lacking
         st = np.asarray(starts, dtype=np.int64)

@@ -35,8 +35,15 @@ import numpy as np
 
 from gangsched.api.types import NodeRequirements
 from gangsched.cluster.state import BIG, ClusterState, Shape, Transaction
-from gangsched.cluster.topology import HOSTNAME, Level, Topology
-from gangsched.gang import Group, PodSet, podsets, preferred_key, required_key, walk
+from gangsched.cluster.topology import HOSTNAME, CrossLevel, Level, Topology
+from gangsched.gang import (
+    Constraint,
+    Group,
+    PodSet,
+    podsets,
+    preferred_key,
+    walk,
+)
 from gangsched.gang import Node as TreeNode
 from gangsched.placement.decision import Decision, GroupOutcome
 from gangsched.placement.describe import describe_requests, level_noun, plural
@@ -67,11 +74,15 @@ class _Candidate:
     lo: int
     hi: int
     level: Level | None = None  # None: the parent's scope as it is
-    d: int = -1  # domain index in level
+    d: int = -1  # domain index in level (or in cross)
     topo: Topology | None = None
+    sel: np.ndarray | None = None  # bool [N]: the nodes of [lo, hi) in scope (None: all)
+    cross: CrossLevel | None = None  # a domain of a key outside the chain of levels
 
     @property
     def label(self) -> str | None:
+        if self.cross is not None:
+            return self.cross.values[self.d]
         if self.level is None or self.topo is None:
             return None
         return self.topo.domain_path(self.level, self.d)
@@ -79,9 +90,15 @@ class _Candidate:
     @property
     def pin(self) -> tuple[str | None, str | None]:
         """(label key, label value) of the chosen domain, or (None, None)."""
+        if self.cross is not None:
+            return self.cross.key, self.cross.values[self.d]
         if self.level is None:
             return None, None
         return self.level.key, self.level.values[self.d]
+
+    @property
+    def key(self) -> str | None:
+        return self.pin[0]
 
 
 @dataclass
@@ -95,6 +112,7 @@ class _Seen:
     sums: np.ndarray | None = None  # main-shape capacity per domain
     valid: np.ndarray | None = None
     d0: int = 0
+    sel: np.ndarray | None = None
 
 
 @dataclass
@@ -106,15 +124,18 @@ class _Candidates:
     d: np.ndarray
     level: Level | None
     topo: Topology
+    sel: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.d)
 
     def __getitem__(self, i: int) -> _Candidate:
-        return _Candidate(int(self.lo[i]), int(self.hi[i]), self.level, int(self.d[i]), self.topo)
+        return _Candidate(int(self.lo[i]), int(self.hi[i]), self.level, int(self.d[i]), self.topo,
+                          self.sel)
 
 
-_Spill = tuple[tuple[int, int], ...]  # node ranges extras may spill into, in order
+_Scope = tuple[int, int, np.ndarray | None]  # node range [lo, hi) and its selection
+_Spill = tuple[_Scope, ...]  # scopes extras may spill into, in order
 
 
 @dataclass
@@ -124,6 +145,7 @@ class _PSRes:
     hi: int
     outer: _Spill  # wider scopes extras may spill into (preferred constraints)
     cand: _Candidate | None = None
+    sel: np.ndarray | None = None
     nodes: list[np.ndarray] = field(default_factory=list)
     counts: list[np.ndarray] = field(default_factory=list)
     placed: int = 0
@@ -136,6 +158,7 @@ class _GRes:
     hi: int
     outer: _Spill
     cand: _Candidate | None = None
+    sel: np.ndarray | None = None
     kids: dict[int, _PSRes | _GRes] = field(default_factory=dict)
     placed: int = 0
 
@@ -158,13 +181,6 @@ class _Demand:
     count: int
 
 
-class _UnknownLevel(Exception):
-    def __init__(self, key: str, path: str) -> None:
-        super().__init__(key)
-        self.key = key
-        self.path = path
-
-
 class _Search:
     def __init__(self, state: ClusterState, options: Options) -> None:
         self.state = state
@@ -185,6 +201,7 @@ class _Search:
         self.originals: dict[str, TreeNode] = {}  # path -> the unit's own node (raised searches)
         self.group_caps: dict[str, tuple[tuple[str, int, Group], ...]] = {}  # set -> group caps
         self._held: dict[int, np.ndarray] = {}
+        self._stripped: dict[tuple[int, Constraint], TreeNode] = {}
         self.requirements: list[NodeRequirements] = []  # distinct ones, when several
         self.scarce: list[int] = []  # extended resources (GPUs) some set of the unit asks for
         self.ranking = False
@@ -250,9 +267,18 @@ class _Search:
         biggest = max((self._shape_weight(d.shape) for d in self.demand(node)), default=0.0)
         return (-self.narrowness(node), -biggest, -self.weight(node), index)
 
+    def required(self, node: TreeNode) -> str | None:
+        """The narrowest required key of the chain on the node (it implies the wider ones;
+        keys outside the chain are handled by :meth:`cross_alternatives`)."""
+        keys = [c.key for c in node.topology
+                if c.mode == "required" and self.topo.nested(c.key)]
+        if len(keys) <= 1:
+            return keys[0] if keys else None
+        return max(keys, key=lambda k: self.topo.rank(k) or 0)
+
     def narrowness(self, node: TreeNode) -> int:
         """Rank of the node's own required level (higher is narrower), -1 without one."""
-        key = required_key(node)
+        key = self.required(node)
         rank = self.topo.rank(key) if key is not None else None
         return -1 if rank is None else rank
 
@@ -269,6 +295,11 @@ class _Search:
     def capacity(self, dem: _Demand, lo: int, hi: int) -> np.ndarray:
         """How many pods of dem's shape each node in [lo, hi) can take now (read only)."""
         return self.state.capacity(dem.shape, dem.req)[lo:hi]
+
+    def capacity_in(self, dem: _Demand, lo: int, hi: int, sel: np.ndarray | None) -> np.ndarray:
+        """:meth:`capacity`, zero on the nodes of [lo, hi) outside the selection."""
+        f = self.capacity(dem, lo, hi)
+        return f if sel is None else f * sel[lo:hi]
 
     def size(self, node: TreeNode) -> int:
         n = self._sizes.get(id(node))
@@ -294,14 +325,13 @@ class _Search:
         """Levels to try, narrowest first; None means the parent's scope as it is.
 
         A required key is the widest level tried; a preferred key starts narrower and falls
-        back level by level (to the parent's scope when nothing is required). A preferred
-        key the topology does not know is ignored; an unknown required key is an error.
+        back level by level (to the parent's scope when nothing is required). Keys outside
+        the chain were taken off the node by :meth:`cross_alternatives` before this.
         """
-        req, pref = required_key(node), preferred_key(node)
+        req, pref = self.required(node), preferred_key(node)
         r = self.topo.rank(req) if req is not None else None
         p = self.topo.rank(pref) if pref is not None else None
-        if req is not None and r is None:
-            raise _UnknownLevel(req, node.path)
+        assert req is None or r is not None, f"{req} is not a level of the chain"
         if p is not None and r is not None and p <= r:
             p = None
         narrow = p if p is not None else r
@@ -317,8 +347,9 @@ class _Search:
         """The part of [lo, hi) inside the domain of ``key`` whose label is ``value``
         (empty when there is none)."""
         lv = self.topo.level_for(key)
-        if lv is None or hi <= lo:
-            raise _UnknownLevel(key, node.path)
+        assert lv is not None, f"{key} is not a level of the chain"
+        if hi <= lo:
+            return lo, lo
         d0, d1 = int(lv.node_domain[lo]), int(lv.node_domain[hi - 1]) + 1
         for d in range(d0, d1):
             if lv.valid[d] and lv.values[d] == value:
@@ -333,7 +364,7 @@ class _Search:
         assert lv is not None
         return lv
 
-    def outer(self, node: TreeNode, c: _Candidate, lo: int, hi: int, spill: _Spill) -> _Spill:
+    def outer(self, node: TreeNode, c: _Candidate, scope: _Scope, spill: _Spill) -> _Spill:
         """Where extras may spill, in order, when the chosen domain is full: a node without
         a constraint inherits its parent's; a preferred one adds the parent's scope
         (only up to its required domain, when it also has one)."""
@@ -341,16 +372,18 @@ class _Search:
             return spill
         if preferred_key(node) is None:
             return ()
-        req = required_key(node)
+        lo, hi, sel = scope
+        req = self.required(node)
         if req is None:
-            return ((lo, hi), *spill)
+            return ((lo, hi, sel), *spill)
         lv = self.topo.level_for(req)
         assert lv is not None
         d = int(lv.node_domain[c.lo])
-        return ((max(int(lv.starts[d]), lo), min(int(lv.ends[d]), hi)),)
+        return ((max(int(lv.starts[d]), lo), min(int(lv.ends[d]), hi), sel),)
 
     def candidates(
-        self, node: TreeNode, level: Level | None, lo: int, hi: int, within: Level | None = None
+        self, node: TreeNode, level: Level | None, lo: int, hi: int,
+        within: Level | None = None, sel: np.ndarray | None = None,
     ) -> tuple[_Candidates, _Seen]:
         """Domains of ``level`` inside [lo, hi) that pass the capacity bound, best first.
 
@@ -360,13 +393,13 @@ class _Search:
         """
         dems = self.demand(node)
         if level is None:
-            seen = _Seen(node, None, lo, hi)
+            seen = _Seen(node, None, lo, hi, sel=sel)
             # a pod set in its parent's scope: placing it is the check
             if isinstance(node, PodSet) or all(
-                int(self.capacity(d, lo, hi).sum()) >= d.count for d in dems
+                int(self.capacity_in(d, lo, hi, sel).sum()) >= d.count for d in dems
             ):
                 return _Candidates(np.array([lo]), np.array([hi]), _NO_DOMAIN, None,
-                                   self.topo), seen
+                                   self.topo, sel), seen
             return _Candidates(_EMPTY, _EMPTY, _EMPTY, None, self.topo), seen
         d0 = int(level.node_domain[lo])
         d1 = int(level.node_domain[hi - 1]) + 1
@@ -381,9 +414,9 @@ class _Search:
             ok_mask &= within.valid[within.node_domain[starts]]
 
         def sums_of(dem: _Demand) -> np.ndarray:
-            if whole:
+            if whole and sel is None:
                 return self.state.domain_sums(dem.shape, dem.req, None, level)[d0:d1]
-            return np.add.reduceat(self.capacity(dem, lo, hi), starts - lo)
+            return np.add.reduceat(self.capacity_in(dem, lo, hi, sel), starts - lo)
 
         main_sum: np.ndarray | None = None
         for i, dem in enumerate(dems):
@@ -396,7 +429,7 @@ class _Search:
         main = dems[0] if dems else next(iter(self.desired(node)), None)
         if main is not None and main_sum is None:
             main_sum = sums_of(main)
-        seen = _Seen(node, level, lo, hi, main_sum, valid, d0)
+        seen = _Seen(node, level, lo, hi, main_sum, valid, d0, sel)
         if main is not None and main_sum is not None and len(ids) > 1 and (
             self.opts.domain_order == "fit"
         ):
@@ -404,13 +437,13 @@ class _Search:
             slack = np.minimum(main_sum[ids] - (main.count if dems else 0), BIG)
             room = np.minimum(slack, self.want(node))
             ids = ids[np.argsort((BIG - room) * (BIG + 1) + slack, kind="stable")]
-        return _Candidates(starts[ids], ends[ids], ids + d0, level, self.topo), seen
+        return _Candidates(starts[ids], ends[ids], ids + d0, level, self.topo, sel), seen
 
     def best_seen(self, seen: _Seen) -> tuple[int, str | None]:
         """The largest main-shape capacity a tier offered, and which domain offered it."""
         if seen.level is None or seen.sums is None or seen.valid is None:
             dems = self.demand(seen.node) or self.desired(seen.node)
-            total = int(self.capacity(dems[0], seen.lo, seen.hi).sum()) if dems else 0
+            total = int(self.capacity_in(dems[0], seen.lo, seen.hi, seen.sel).sum()) if dems else 0
             return min(total, int(BIG)), None
         if not len(seen.sums):
             return -1, None
@@ -431,11 +464,16 @@ class _Search:
         return True
 
     def alternatives(
-        self, node: TreeNode, lo: int, hi: int, spill: _Spill = ()
+        self, node: TreeNode, lo: int, hi: int, spill: _Spill = (),
+        sel: np.ndarray | None = None,
     ) -> Iterator[_Res]:
-        """Placements of node's minimum inside [lo, hi), best first; each is live in the
-        transaction while the consumer holds it and undone when the consumer asks for the
-        next one."""
+        """Placements of node's minimum inside [lo, hi) (the selected nodes of it, when
+        ``sel`` is given), best first; each is live in the transaction while the consumer
+        holds it and undone when the consumer asks for the next one."""
+        cross = self.cross_constraint(node)
+        if cross is not None:
+            yield from self.cross_alternatives(node, cross, (lo, hi, sel), spill)
+            return
         yielded = False
         seen: list[_Seen] = []
         for con in node.topology:
@@ -447,25 +485,25 @@ class _Search:
                         "which is not inside its parent's domain"
                     )
                     return
-        req = required_key(node)
+        req = self.required(node)
         req_level = self.topo.level_for(req) if req is not None else None
         for level in self.tiers(node):
             within = req_level if level is not None and level is not req_level else None
-            cands, tier = self.candidates(node, level, lo, hi, within)
+            cands, tier = self.candidates(node, level, lo, hi, within, sel)
             seen.append(tier)
             if not cands:
                 continue
             order: Iterator[int] | range = range(len(cands))
             if (len(cands) > 1 and self.opts.score_top > 1 and self.score_left > 0
                     and not self.ranking and not self.simple(node) and self.want(node) > 0):
-                order = self.rank(node, cands, lo, hi, spill)
+                order = self.rank(node, cands, (lo, hi, sel), spill)
             for j in order:
                 if yielded and not self.spend_backtrack():
                     return
                 if self.dry_runs >= self.opts.max_dry_runs:
                     return
                 m = self.txn.mark()
-                r = self.place_in(node, cands[j], lo, hi, spill)
+                r = self.place_in(node, cands[j], (lo, hi, sel), spill)
                 if r is not None:
                     yielded = True
                     yield r
@@ -473,8 +511,106 @@ class _Search:
         if not yielded:
             self.note_failure(node, seen)
 
+    def cross_constraint(self, node: TreeNode) -> Constraint | None:
+        """The node's first constraint (required ones first) on a key outside the chain."""
+        found = [c for c in node.topology if not self.topo.nested(c.key)]
+        if not found:
+            return None
+        return next((c for c in found if c.mode == "required"), found[0])
+
+    def stripped(self, node: TreeNode, con: Constraint) -> TreeNode:
+        """The node without ``con`` (cached: the search's caches are keyed by identity)."""
+        key = (id(node), con)
+        inner = self._stripped.get(key)
+        if inner is None:
+            inner = replace(node, topology=tuple(c for c in node.topology if c != con))
+            self._stripped[key] = inner
+            self._stripped[(id(inner), con)] = inner  # keeps the original alive too
+        return inner
+
+    def cross_alternatives(
+        self, node: TreeNode, con: Constraint, scope: _Scope, spill: _Spill
+    ) -> Iterator[_Res]:
+        """Placements of node's minimum inside one domain of a key outside the chain of
+        levels (its domains are node sets, not slices): domains that pass the capacity
+        bound, best first, each searched with the rest of the node's constraints. A
+        preferred key falls back to the whole scope."""
+        lo, hi, sel = scope
+        xl = self.topo.cross(con.key)
+        inner = self.stripped(node, con)
+        codes = xl.node_domain[lo:hi]
+        ok = codes >= 0
+        if sel is not None:
+            ok &= sel[lo:hi]
+        if con.value is not None and con.mode == "required":
+            ok &= codes == (xl.values.index(con.value) if con.value in xl.values else -2)
+        size = len(xl)
+        feasible = np.bincount(codes[ok], minlength=size) > 0
+        dems = self.demand(node)
+        main_sum: np.ndarray | None = None
+        for i, dem in enumerate(dems):
+            sums = np.bincount(codes[ok], weights=self.capacity(dem, lo, hi)[ok], minlength=size)
+            if i == 0:
+                main_sum = sums
+            feasible &= sums >= dem.count
+        ids = np.flatnonzero(feasible)
+        if main_sum is not None and len(ids) > 1 and self.opts.domain_order == "fit":
+            slack = np.minimum(main_sum[ids] - dems[0].count, float(BIG))
+            room = np.minimum(slack, self.want(node))
+            ids = ids[np.lexsort((slack, -room))]
+        yielded = False
+        for d in ids.tolist():
+            if yielded and not self.spend_backtrack():
+                return
+            if self.dry_runs >= self.opts.max_dry_runs:
+                return
+            members = xl.members[d]
+            members = members[(members >= lo) & (members < hi)]
+            if sel is not None:
+                members = members[sel[members]]
+            dsel = np.zeros(self.state.n_nodes, dtype=bool)
+            dsel[members] = True
+            cand = _Candidate(int(members[0]), int(members[-1]) + 1, None, d, self.topo, dsel, xl)
+            # required: everything stays in the domain; preferred: extras may spill out
+            inner_spill: _Spill = () if con.mode == "required" else (scope, *spill)
+            for r in self.alternatives(inner, cand.lo, cand.hi, inner_spill, dsel):
+                if r.cand is None or r.cand.key is None:
+                    r.cand = cand
+                yielded = True
+                yield r
+        if con.mode == "preferred":
+            if not yielded or self.spend_backtrack():
+                yield from self.alternatives(inner, lo, hi, spill, sel)
+            return
+        if not yielded and node.path not in self.notes:
+            self.note_cross(node, con, ok, codes, main_sum)
+
+    def note_cross(self, node: TreeNode, con: Constraint, ok: np.ndarray, codes: np.ndarray,
+                   main_sum: np.ndarray | None) -> None:
+        """Why no domain of a key outside the chain holds the node's minimum."""
+        noun = level_noun(con.key)
+        need = self.need_text(node)
+        xl = self.topo.cross(con.key)
+        if not ok.any():
+            if not len(xl):
+                why = f"no node has the label {con.key}"
+            elif con.value is not None:
+                why = f"no node in its scope has {con.key}={con.value}"
+            else:
+                why = f"no node in its scope has the label {con.key}"
+            self.notes[node.path] = f"{node.name}: needs {need} inside one {noun}; {why}"
+            return
+        if main_sum is None:
+            self.notes[node.path] = f"{node.name}: needs {need} inside one {noun}"
+            return
+        present = np.bincount(codes[ok], minlength=len(xl)) > 0
+        masked = np.where(present, main_sum, -1)
+        j = int(np.argmax(masked))
+        self.notes[node.path] = (f"{node.name}: needs {need} inside one {noun}; the best "
+                                 f"{noun} ({xl.values[j]}) holds {int(min(masked[j], BIG))}")
+
     def rank(
-        self, node: TreeNode, cands: _Candidates, lo: int, hi: int, spill: _Spill
+        self, node: TreeNode, cands: _Candidates, scope: _Scope, spill: _Spill
     ) -> Iterator[int]:
         """Dry-run the first few candidates and order them by the resulting score: room
         for the extras the node wants, then tight fit (least capacity left), then fewest
@@ -490,9 +626,9 @@ class _Search:
             tried += 1
             c = cands[j]
             m = self.txn.mark()
-            r = self.place_in(node, c, lo, hi, spill)
+            r = self.place_in(node, c, scope, spill)
             if r is not None:
-                left = int(self.capacity(dems[0], c.lo, c.hi).sum()) if dems else 0
+                left = int(self.capacity_in(dems[0], c.lo, c.hi, c.sel).sum()) if dems else 0
                 want = self.size(node) - r.placed
                 scored.append(((-min(left, want), left, touched(r)), j))
             self.txn.rollback_to(m)
@@ -502,13 +638,13 @@ class _Search:
         yield from range(tried, len(cands))
 
     def place_in(
-        self, node: TreeNode, c: _Candidate, lo: int, hi: int, spill: _Spill = ()
+        self, node: TreeNode, c: _Candidate, scope: _Scope, spill: _Spill = ()
     ) -> _Res | None:
-        """Place node's minimum inside candidate c (chosen within the parent's [lo, hi))."""
+        """Place node's minimum inside candidate c (chosen within the parent's scope)."""
         self.dry_runs += 1
-        outer = self.outer(node, c, lo, hi, spill)
+        outer = self.outer(node, c, scope, spill)
         if isinstance(node, PodSet):
-            res = _PSRes(node, c.lo, c.hi, outer, c)
+            res = _PSRes(node, c.lo, c.hi, outer, c, c.sel)
             if node.min_pods and self.add_pods(res, node.min_pods) < node.min_pods:
                 return None
             return res
@@ -517,7 +653,7 @@ class _Search:
     def place_group(
         self, g: Group, c: _Candidate, outer: _Spill
     ) -> _GRes | None:
-        res = _GRes(g, c.lo, c.hi, outer, c)
+        res = _GRes(g, c.lo, c.hi, outer, c, c.sel)
         order = list(range(len(g.children)))
         if self.opts.child_order == "size":
             order.sort(key=lambda i: self.placement_order(g.children[i], i))
@@ -533,7 +669,7 @@ class _Search:
             i = order[pos]
             child = g.children[i]
             m = self.txn.mark()
-            for r in self.alternatives(child, c.lo, c.hi, outer):
+            for r in self.alternatives(child, c.lo, c.hi, outer, c.sel):
                 res.kids[i] = r
                 if self.opts.extras_first:
                     self.grow(r, self.size(child))
@@ -567,17 +703,20 @@ class _Search:
     def add_pods(self, res: _PSRes, count: int) -> int:
         """Place up to ``count`` more pods of res's set inside its scope (then the wider
         scope, for preferred constraints); returns how many were placed."""
-        done = self._add_pods_in(res, count, res.lo, res.hi)
-        for lo, hi in res.outer:
+        done = self._add_pods_in(res, count, (res.lo, res.hi, res.sel))
+        for scope in res.outer:
             if done >= count:
                 break
-            done += self._add_pods_in(res, count - done, lo, hi)
+            done += self._add_pods_in(res, count - done, scope)
         return done
 
-    def _add_pods_in(self, res: _PSRes, count: int, lo: int, hi: int) -> int:
+    def _add_pods_in(self, res: _PSRes, count: int, scope: _Scope) -> int:
         ps = res.node
         shape = self.shape(ps)
+        lo, hi, sel = scope
         f = self.state.capacity(shape, ps.requirements, ps.max_pods_per_node)[lo:hi]
+        if sel is not None:
+            f = f * sel[lo:hi]
         if ps.max_pods_per_node is not None and (res.nodes or ps.held_per_node):
             f = f.copy()  # the cap counts this set's pods already on each node
             for nodes, counts in zip(res.nodes, res.counts, strict=True):
@@ -736,12 +875,12 @@ class _Search:
         if r is not None:
             return self.grow(r, quota)
         # an extra child: its minimum, all-or-nothing, inside the parent's domain
-        scopes = [(res.lo, res.hi), *res.outer]
-        for lo, hi in scopes:
+        scopes = [(res.lo, res.hi, res.sel), *res.outer]
+        for lo, hi, sel in scopes:
             saved = self.backtrack
             self.backtrack = 0  # extras take the first feasible choice, no backtracking
             m = self.txn.mark()
-            got = next(self.alternatives(ch, lo, hi), None)
+            got = next(self.alternatives(ch, lo, hi, (), sel), None)
             self.backtrack = saved
             if got is not None:
                 res.kids[i] = got
@@ -762,26 +901,30 @@ class _Search:
             if have > best or level is None:
                 best, where, level = have, at, tier.level
         inside = f" inside one {level_noun(level.key)}" if level is not None else ""
-        dems = self.demand(node)
+        need = self.need_text(node)
         per = self.replica_demand(node)
         unit = "pod"
-        if isinstance(node, PodSet):
-            need = f"{plural(node.min_pods, 'pod')} x {describe_requests(node.requests)}"
-        elif per is not None:
-            reqs = describe_requests(self.shape_requests(per.shape))
-            need = (f"{plural(node.min_groups, 'replica')} of {plural(per.count, 'pod')} "
-                    f"x {reqs}")
+        if per is not None:
             best, unit = (best // per.count if best >= 0 else best), "replica"
-        else:
-            need = "; ".join(
-                f"{plural(d.count, 'pod')} x {describe_requests(self.shape_requests(d.shape))}"
-                for d in dems
-            ) or "its minimum"
         if level is not None and where is not None:
             got = f"the best {level_noun(level.key)} ({where}) holds {max(best, 0)}"
         else:
             got = f"room for {plural(max(best, 0), unit)}"
         self.notes[node.path] = f"{node.name}: needs {need}{inside}; {got}"
+
+    def need_text(self, node: TreeNode) -> str:
+        """What the node's minimum needs, e.g. ``2 replicas of 4 pods x 8 nvidia.com/gpu``."""
+        per = self.replica_demand(node)
+        if isinstance(node, PodSet):
+            return f"{plural(node.min_pods, 'pod')} x {describe_requests(node.requests)}"
+        if per is not None:
+            reqs = describe_requests(self.shape_requests(per.shape))
+            return (f"{plural(node.min_groups, 'replica')} of {plural(per.count, 'pod')} "
+                    f"x {reqs}")
+        return "; ".join(
+            f"{plural(d.count, 'pod')} x {describe_requests(self.shape_requests(d.shape))}"
+            for d in self.demand(node)
+        ) or "its minimum"
 
     def replica_demand(self, node: TreeNode) -> _Demand | None:
         """For a group of identical single-shape children (replicas): one child's demand."""
@@ -986,28 +1129,17 @@ def place(
     root: _Res | None = None
     minimum = _minimum_pods(unit)
     search.prepare(unit)
-    try:
-        if (state.n_nodes and opts.extras and not opts.extras_first
-                and minimum < search.size(unit)):
-            search, root = _raised_search(unit, state, opts, minimum) or (search, None)
-        if root is None and state.n_nodes:
-            root = next(search.alternatives(unit, 0, state.n_nodes), None)
-            if root is None:
-                search, root = _spread_retry(unit, state, opts, search)
-        size = search.size(unit)
-        if root is not None and opts.extras and root.placed < size:
-            search.backtrack = 0
-            search.grow(root, size)
-    except _UnknownLevel as e:
-        search.txn.discard()
-        return Decision(
-            unit=unit.path,
-            admitted=False,
-            reason=(
-                f"{e.path}: topology key {e.key!r} is not a level of the cluster topology "
-                f"({', '.join(state.topology.keys) or 'none'})"
-            ),
-        )
+    if (state.n_nodes and opts.extras and not opts.extras_first
+            and minimum < search.size(unit)):
+        search, root = _raised_search(unit, state, opts, minimum) or (search, None)
+    if root is None and state.n_nodes:
+        root = next(search.alternatives(unit, 0, state.n_nodes), None)
+        if root is None:
+            search, root = _spread_retry(unit, state, opts, search)
+    size = search.size(unit)
+    if root is not None and opts.extras and root.placed < size:
+        search.backtrack = 0
+        search.grow(root, size)
     groups: list[GroupOutcome] = []
     _outcomes(unit, root, groups)
     if root is None:

@@ -41,7 +41,7 @@ from scipy.optimize import Bounds, LinearConstraint, OptimizeResult, milp
 from scipy.sparse import coo_matrix
 
 from gangsched.cluster.state import ClusterState
-from gangsched.gang import Group, PodSet, podsets, required_key, walk
+from gangsched.gang import Group, PodSet, podsets, required_keys, walk
 from gangsched.gang import Node as TreeNode
 from gangsched.placement.verify import domain_value
 
@@ -117,11 +117,10 @@ def build(unit: TreeNode, state: ClusterState) -> _Model:
     inf = np.inf
 
     # keys required on each set's path from the root
-    req_keys: dict[int, list[str]] = {}
+    req_keys: dict[int, list[tuple[str, str | None]]] = {}  # (key, pinned value or None)
 
-    def collect(v: TreeNode, keys: list[str]) -> None:
-        k = required_key(v)
-        here = [*keys, k] if k is not None else keys
+    def collect(v: TreeNode, keys: list[tuple[str, str | None]]) -> None:
+        here = [*keys, *((c.key, c.value) for c in v.topology if c.mode == "required")]
         if isinstance(v, PodSet):
             req_keys[id(v)] = here
         else:
@@ -145,10 +144,11 @@ def build(unit: TreeNode, state: ClusterState) -> _Model:
         for r, a in zip(shape.index, shape.amount, strict=True):
             np.minimum(ub, np.maximum(state.free[r] // a, 0), out=ub)
         ok = state.mask(ps.requirements) & (ub > 0)
-        for k in req_keys[id(ps)]:
+        for k, pinned in req_keys[id(ps)]:
             ok &= np.fromiter(
-                (domain_value(state, nd, k) is not None for nd in nodes), dtype=bool,
-                count=n_nodes,
+                (domain_value(state, nd, k) is not None
+                 and (pinned is None or domain_value(state, nd, k) == pinned) for nd in nodes),
+                dtype=bool, count=n_nodes,
             )
         for j in np.flatnonzero(ok).tolist():
             col = b.var(0, float(ub[j]))
@@ -211,10 +211,7 @@ def build(unit: TreeNode, state: ClusterState) -> _Model:
                     break  # chain to the next identical sibling only
 
     # required topology
-    for v in walk(unit):
-        key = required_key(v)
-        if key is None:
-            continue
+    for v, key in [(w, k) for w in walk(unit) for k in required_keys(w)]:
         dom_of = [domain_value(state, nd, key) for nd in nodes]
         per_set: list[tuple[PodSet, dict[str, list[int]]]] = []
         domains: dict[str, None] = {}

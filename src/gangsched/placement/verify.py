@@ -31,7 +31,7 @@ import numpy as np
 from gangsched.api.types import Node as ClusterNode
 from gangsched.cluster.state import ClusterState
 from gangsched.cluster.topology import HOSTNAME
-from gangsched.gang import Group, PodSet, podsets, required_key, walk
+from gangsched.gang import Group, PodSet, podsets, walk
 from gangsched.gang import Node as TreeNode
 
 
@@ -143,8 +143,8 @@ def verify(
                 problems.append(f"{sat} of min_groups {v.min_groups} children satisfied")
             if placed < v.min_pods:
                 problems.append(f"{placed} of min_pods {v.min_pods} pods placed")
-        key = required_key(v)
-        if key is not None and placed:
+        for con in [c for c in v.topology if c.mode == "required"] if placed else []:
+            key = con.key
             values: set[str] = set()
             lacking: list[str] = []
             for j in sorted(nodes_of(v)):
@@ -157,6 +157,10 @@ def verify(
             if lacking:
                 msg = f"pods on node(s) lacking label {key}: {', '.join(lacking[:5])}"
                 out.append(f"{v.path}: required topology broken: {msg}")
+                problems.append("required topology broken")
+            if con.value is not None and values - {con.value}:
+                out.append(f"{v.path}: required topology broken: pinned to {key}="
+                           f"{con.value}, pods on {', '.join(sorted(values - {con.value}))}")
                 problems.append("required topology broken")
             if len(values) > 1:
                 shown = ", ".join(sorted(values)[:5])

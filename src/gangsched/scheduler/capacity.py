@@ -6,13 +6,12 @@ so the per-shape fit caches stay in sync.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from gangsched.api.types import Node
 from gangsched.cluster.state import ClusterState, Shape
-from gangsched.cluster.topology import HOSTNAME, infer_levels
+from gangsched.cluster.topology import HOSTNAME
 
 
 def assume(state: ClusterState, pods: Iterable[tuple[str, str, Mapping[str, int]]]) -> None:
@@ -87,15 +86,3 @@ def label_of(state: ClusterState, node: str, key: str) -> str | None:
     return v
 
 
-def guess_levels(nodes: Sequence[Node], keys: Collection[str]) -> list[str]:
-    """Topology levels when none are configured: the well-known keys the nodes carry and
-    the constraint keys trees name that nodes carry, widest (fewest values) first, the
-    hostname last."""
-    out = list(infer_levels(nodes))
-    labelled = {k for n in nodes for k in n.labels}
-    out.extend(k for k in sorted(keys) if k not in out and k != HOSTNAME and k in labelled)
-
-    def width(k: str) -> tuple[bool, int]:
-        return (k == HOSTNAME, len({n.labels[k] for n in nodes if k in n.labels}))
-
-    return sorted(out, key=width)

@@ -33,7 +33,7 @@ import numpy as np
 
 from gangsched.api.types import Node
 from gangsched.cluster.state import ClusterState
-from gangsched.cluster.topology import HOSTNAME
+from gangsched.cluster.topology import HOSTNAME, derive_levels
 from gangsched.gang import required_key
 from gangsched.placement.decision import Decision
 from gangsched.placement.describe import plural
@@ -47,7 +47,6 @@ from gangsched.scheduler.backend import (
 from gangsched.scheduler.capacity import (
     assume,
     domain_nodes,
-    guess_levels,
     hide,
     label_of,
     release,
@@ -274,9 +273,8 @@ class Scheduler:
         for kind, u, msg in ch.events:
             self._event(kind, u, msg)
         self._dirty |= ch.dirty
-        if self.config.levels is None and any(
-                k in self._labelled and k not in self._levels and k != HOSTNAME
-                for k in ch.new_keys):
+        if any(k in self._labelled and k not in self._levels and k != HOSTNAME
+               for k in ch.new_keys):  # a new key may nest in the chain of levels
             self._levels_dirty = True
         return ch.freed
 
@@ -285,8 +283,7 @@ class Scheduler:
     def _rebuild(self, nodes: Sequence[Node] | None = None) -> None:
         nodes = self.backend.nodes() if nodes is None else nodes
         self._labelled = {k for n in nodes for k in n.labels}
-        self._levels = (list(self.config.levels) if self.config.levels is not None
-                        else guess_levels(nodes, self.registry.keys))
+        self._levels = derive_levels(nodes, self.registry.keys, self.config.levels)
         self._levels_dirty = False
         bound = [p for p in self.backend.pods() if p.node_name]
         self.state = ClusterState.from_nodes(nodes, self._levels, bound)
