@@ -43,6 +43,8 @@ class PodSet:
     max_pods_per_node: int | None = None
     # pods of this set already running, per node name: they count against the cap
     held_per_node: dict[str, int] = field(default_factory=dict)
+    # resources requested only through their limits (for explanations)
+    from_limits: tuple[str, ...] = ()
 
     @property
     def size(self) -> int:

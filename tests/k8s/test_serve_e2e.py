@@ -120,7 +120,9 @@ def test_gang_that_does_not_fit_gets_failed_scheduling_with_the_reason(
     assert {e["type"] for e in events} == {"Warning"}
     message = events[0]["message"]
     assert message.startswith("gang default/toobig: ")
-    assert "needs 6 pods placed inside one rack" in message, message
+    # rack-0 is full with "fits"; the best rack holds 4 of the 6 one-CPU pods
+    assert "needs 6 pods x 1 cpu (pods) inside one rack; the best rack (rack-1) holds 4" \
+        in message, message
     assert {e["source"]["component"] for e in events} == {"gangsched"}
 
 

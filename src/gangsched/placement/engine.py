@@ -47,6 +47,7 @@ from gangsched.gang import (
 from gangsched.gang import Node as TreeNode
 from gangsched.placement.decision import Decision, GroupOutcome
 from gangsched.placement.describe import describe_requests, level_noun, plural
+from gangsched.placement.filters import node_summary
 
 RAISE_STEPS = (1.0, 0.75, 0.5)  # fractions of what each gang asks for, tried before its minimum
 
@@ -202,6 +203,8 @@ class _Search:
         self.group_caps: dict[str, tuple[tuple[str, int, Group], ...]] = {}  # set -> group caps
         self._held: dict[int, np.ndarray] = {}
         self._stripped: dict[tuple[int, Constraint], TreeNode] = {}
+        self._most: dict[str, int] = {}  # group path -> most children placed together
+        self.bottleneck: dict[str, _Demand] = {}  # path -> scarcest demand, when no domain held it
         self.requirements: list[NodeRequirements] = []  # distinct ones, when several
         self.scarce: list[int] = []  # extended resources (GPUs) some set of the unit asks for
         self.ranking = False
@@ -252,6 +255,11 @@ class _Search:
                 total = sum(counts[:need])
                 if total:
                     acc[k] = total
+        if not full and isinstance(node, Group) and node.min_pods:
+            every = self.desired(node)  # a subtree of one kind of pod: min_pods of it
+            if len(every) == 1:
+                k = (every[0].shape, every[0].req)
+                acc[k] = max(acc.get(k, 0), node.min_pods)
         out = [_Demand(s, r, n) for (s, r), n in acc.items()]
         out.sort(key=lambda x: -self._shape_weight(x.shape) * x.count)
         return out
@@ -438,18 +446,6 @@ class _Search:
             room = np.minimum(slack, self.want(node))
             ids = ids[np.argsort((BIG - room) * (BIG + 1) + slack, kind="stable")]
         return _Candidates(starts[ids], ends[ids], ids + d0, level, self.topo, sel), seen
-
-    def best_seen(self, seen: _Seen) -> tuple[int, str | None]:
-        """The largest main-shape capacity a tier offered, and which domain offered it."""
-        if seen.level is None or seen.sums is None or seen.valid is None:
-            dems = self.demand(seen.node) or self.desired(seen.node)
-            total = int(self.capacity_in(dems[0], seen.lo, seen.hi, seen.sel).sum()) if dems else 0
-            return min(total, int(BIG)), None
-        if not len(seen.sums):
-            return -1, None
-        masked = np.where(seen.valid, seen.sums, -1)
-        j = int(np.argmax(masked))
-        return int(min(masked[j], BIG)), self.topo.domain_path(seen.level, seen.d0 + j)
 
     def want(self, node: TreeNode) -> int:
         """Extra pods the node would like beyond its minimum."""
@@ -659,9 +655,11 @@ class _Search:
             order.sort(key=lambda i: self.placement_order(g.children[i], i))
         need = g.min_groups
         stuck_at, stuck_child = 0, ""  # deepest sibling position the search failed at
+        most = 0  # most children satisfied together in this domain
 
         def dfs(pos: int, sat: int) -> bool:
-            nonlocal stuck_at, stuck_child
+            nonlocal stuck_at, stuck_child, most
+            most = max(most, sat)
             if sat >= need:
                 return True
             if len(order) - pos < need - sat:
@@ -685,7 +683,9 @@ class _Search:
 
         if not dfs(0, 0):
             self.blocker[g.path] = stuck_child
-            self.notes[g.path] = self.describe_group(g, c, stuck_at)
+            if most >= self._most.get(g.path, -1):  # keep the domain that came closest
+                self._most[g.path] = most
+                self.notes[g.path] = self.describe_group(g, c, most)
             return None
         res.placed = sum(r.placed for r in res.kids.values())
         if res.placed < g.min_pods:
@@ -790,6 +790,8 @@ class _Search:
         """Note, for every pod set, the per-node caps of the groups above it; the
         distinct node requirements of the unit; the scarce resources it asks for."""
         sets = list(podsets(unit))
+        if not self.originals:
+            self.originals = {n.path: n for n in walk(unit)}
         self.requirements = list(dict.fromkeys(ps.requirements for ps in sets))
         if len(self.requirements) == 1:
             self.requirements = []  # one kind of pod: no contention between sets
@@ -893,24 +895,102 @@ class _Search:
     # -- explanations -------------------------------------------------------------------
 
     def note_failure(self, node: TreeNode, seen: list[_Seen]) -> None:
+        """Why no domain passed: the tier and domain that came closest (the most of the
+        scarcest kind of pod) and exactly how many of the blocking pods or replicas it
+        holds now."""
         if isinstance(node, Group) and node.path in self.notes:
             return  # the group's own search left a more precise note
-        best, where, level = -1, None, None
-        for tier in seen:  # the tier that came closest, narrowest first
-            have, at = self.best_seen(tier)
-            if have > best or level is None:
-                best, where, level = have, at, tier.level
+        dems = self.demand(node) or self.desired(node)
+        if not dems:
+            self.notes[node.path] = f"{node.name}: does not fit"
+            return
+        best: tuple[float, int, int, str | None, Level | None] | None = None
+        for tier in seen:  # narrowest first; a wider tier must come strictly closer
+            held = [self.domain_counts(tier, d) for d in dems]
+            if not len(held[0]):
+                continue
+            cover = np.min([h / d.count for h, d in zip(held, dems, strict=True)], axis=0)
+            j = int(np.argmax(cover))
+            worst = min(range(len(dems)), key=lambda i: (held[i][j] / dems[i].count, i))
+            where = (self.topo.domain_path(tier.level, tier.d0 + j)
+                     if tier.level is not None else None)
+            if best is None or cover[j] > best[0]:
+                best = (float(cover[j]), worst, int(held[worst][j]), where, tier.level)
+        if best is None:
+            self.notes[node.path] = f"{node.name}: needs {self.need_text(node)}; no domain"
+            return
+        _, worst, have, where, level = best
+        self.bottleneck[node.path] = dems[worst]
         inside = f" inside one {level_noun(level.key)}" if level is not None else ""
-        need = self.need_text(node)
         per = self.replica_demand(node)
-        unit = "pod"
-        if per is not None:
-            best, unit = (best // per.count if best >= 0 else best), "replica"
+        unit = "replica" if per is not None else "pod"
+        need = self.need_text(node) if len(dems) == 1 else self.demand_text(node, dems, worst)
         if level is not None and where is not None:
-            got = f"the best {level_noun(level.key)} ({where}) holds {max(best, 0)}"
+            got = f"the best {level_noun(level.key)} ({where}) holds {have}"
         else:
-            got = f"room for {plural(max(best, 0), unit)}"
+            got = f"room for {plural(have, unit)}"
         self.notes[node.path] = f"{node.name}: needs {need}{inside}; {got}"
+
+    def domain_counts(self, tier: _Seen, dem: _Demand) -> np.ndarray:
+        """How many of ``dem``'s pods (or, for a group of identical replicas, whole
+        replicas) each valid domain of the tier can hold now; one entry for a tier
+        without a level. Per-node caps and a replica's own narrower required level are
+        taken into account, so the number is what really fits."""
+        node, lo, hi, sel = tier.node, tier.lo, tier.hi, tier.sel
+        cap = node.max_pods_per_node if isinstance(node, PodSet) else None
+        f = self.state.capacity(dem.shape, dem.req, cap)[lo:hi]
+        if sel is not None:
+            f = f * sel[lo:hi]
+        per = self.replica_demand(node) if isinstance(node, Group) else None
+        outer = tier.level
+        if per is not None and per.shape == dem.shape:
+            assert isinstance(node, Group)
+            inner_key = self.required(node.children[0])
+            inner = self.topo.level_for(inner_key) if inner_key is not None else None
+            if inner is not None and (outer is None or (self.topo.rank(inner.key) or 0)
+                                      > (self.topo.rank(outer.key) or 0)):
+                f = self.per_domain(f, inner, lo, hi) // per.count  # replicas per inner
+                starts = self.clipped_starts(inner, lo, hi)
+                if outer is None:
+                    return np.array([int(f[inner.valid[inner.node_domain[starts]]].sum())])
+                ids = outer.node_domain[starts] - int(outer.node_domain[lo])
+                ok = inner.valid[inner.node_domain[starts]]
+                assert tier.valid is not None
+                sums = np.bincount(ids[ok], weights=f[ok], minlength=len(tier.valid))
+                return np.where(tier.valid, sums, -1).astype(np.int64)
+            if outer is None:
+                return np.array([int(f.sum()) // per.count])
+            sums = self.per_domain(f, outer, lo, hi) // per.count
+        elif outer is None:
+            return np.array([min(int(f.sum()), int(BIG))])
+        else:
+            sums = self.per_domain(f, outer, lo, hi)
+        assert tier.valid is not None
+        return np.where(tier.valid, np.minimum(sums, BIG), -1)
+
+    def clipped_starts(self, level: Level, lo: int, hi: int) -> np.ndarray:
+        """First node index of each domain of ``level`` inside [lo, hi)."""
+        d0, d1 = int(level.node_domain[lo]), int(level.node_domain[hi - 1]) + 1
+        return np.maximum(level.starts[d0:d1], lo)
+
+    def per_domain(self, f: np.ndarray, level: Level, lo: int, hi: int) -> np.ndarray:
+        """Per-node values of [lo, hi) summed per domain of ``level``."""
+        return np.add.reduceat(f, self.clipped_starts(level, lo, hi) - lo)
+
+    def demand_text(self, node: TreeNode, dems: list[_Demand], worst: int) -> str:
+        """The scarcest kind of pod the minimum needs, and how many others beside."""
+        text = self.pods_text(node, dems[worst])
+        others = sum(x.count for i, x in enumerate(dems) if i != worst)
+        return f"{text} beside {plural(others, 'other pod')}" if others else text
+
+    def pods_text(self, node: TreeNode, d: _Demand) -> str:
+        """``5 pods x 8 nvidia.com/gpu, 1 cpu (workers)``: the set is named when one set
+        below the node has pods of this kind."""
+        sets = [ps for ps in podsets(node)
+                if ps is not node and (self.shape(ps), ps.requirements) == (d.shape, d.req)]
+        who = f" ({sets[0].name})" if len({ps.name for ps in sets}) == 1 else ""
+        reqs = describe_requests(self.shape_requests(d.shape, d.req))
+        return f"{plural(d.count, 'pod')} x {reqs}{who}"
 
     def need_text(self, node: TreeNode) -> str:
         """What the node's minimum needs, e.g. ``2 replicas of 4 pods x 8 nvidia.com/gpu``."""
@@ -918,13 +998,10 @@ class _Search:
         if isinstance(node, PodSet):
             return f"{plural(node.min_pods, 'pod')} x {describe_requests(node.requests)}"
         if per is not None:
-            reqs = describe_requests(self.shape_requests(per.shape))
+            reqs = describe_requests(self.shape_requests(per.shape, per.req))
             return (f"{plural(node.min_groups, 'replica')} of {plural(per.count, 'pod')} "
                     f"x {reqs}")
-        return "; ".join(
-            f"{plural(d.count, 'pod')} x {describe_requests(self.shape_requests(d.shape))}"
-            for d in self.demand(node)
-        ) or "its minimum"
+        return "; ".join(self.pods_text(node, d) for d in self.demand(node)) or "its minimum"
 
     def replica_demand(self, node: TreeNode) -> _Demand | None:
         """For a group of identical single-shape children (replicas): one child's demand."""
@@ -935,26 +1012,58 @@ class _Search:
             return None
         return first[0]
 
-    def shape_requests(self, shape: Shape) -> dict[str, int]:
+    def shape_requests(self, shape: Shape, req: NodeRequirements) -> dict[str, int]:
+        """The requests of the unit's pods of this shape (a resource no node offers
+        included), for messages."""
+        for n in self.originals.values() or ():
+            if isinstance(n, PodSet) and n.requirements == req and self.shape(n) == shape:
+                return n.requests
         names = self.state.resources
         return {names[r]: a for r, a in zip(shape.index, shape.amount, strict=True)}
 
     def describe_group(self, g: Group, c: _Candidate, got: int) -> str:
-        noun = "child" if g.min_groups == 1 else "children"
-        sizes = sorted({ch.size for ch in g.children})
-        each = f" of {sizes[0]} pods" if len(sizes) == 1 else ""
-        return (
-            f"{g.name}: needs {g.min_groups} {noun}{each}{where_text(c)}; "
-            f"{'the best' if c.level is not None else 'it'} could place {got}"
-        )
+        """``decode: needs 2 children of 4 pods inside one rack; the best rack (r3) held
+        1 of them``: ``got`` children were satisfied together at most."""
+        per = self.replica_demand(g)
+        if per is not None:
+            reqs = describe_requests(self.shape_requests(per.shape, per.req))
+            noun = "replica" if g.min_groups == 1 else "replicas"
+            each = f" of {plural(per.count, 'pod')} x {reqs}"
+        else:
+            noun = "child" if g.min_groups == 1 else "children"
+            sizes = sorted({ch.size for ch in g.children})
+            each = f" of {plural(sizes[0], 'pod')}" if len(sizes) == 1 else ""
+        if c.key is not None:
+            best = f"the best {level_noun(c.key)} ({c.label}) held {got} of them together"
+        else:
+            best = f"at most {got} of them fit together"
+        inside = f" inside one {level_noun(c.key)}" if c.key is not None else ""
+        return f"{g.name}: needs {g.min_groups} {noun}{each}{inside}; {best}"
 
     def reason(self, root: TreeNode) -> str:
-        """Why the unit was rejected. Descend to the group that cannot be placed: first a
-        child that does not fit even alone; else, placing children one by one in search
-        order, the first that no longer fits beside its earlier siblings. Report the
-        root's own note and that group's (cheap dry runs, no backtracking)."""
+        """Why the unit was rejected, one clause per blocking group.
+
+        When no domain could even hold the root's minimum, the root's own note says how
+        close the best one came (the scarcest kind of pod and exactly how many fit).
+        Otherwise descend to the group that cannot be placed: first a child that does not
+        fit even alone; else, placing children one by one in search order, the first that
+        no longer fits beside its earlier siblings (cheap dry runs, no backtracking). Then
+        kube-scheduler's account of the nodes for the blocking kind of pod."""
         self.backtrack = 0
-        first_note = self.notes.get(root.path)
+        root_note = self.notes.get(root.path)
+        if root_note is not None and root.path in self.bottleneck and (
+                self.replica_demand(root) is not None):  # identical replicas: said it all
+            return "; ".join(p for p in (root_note, self.filter_note(root)) if p)
+        chain = self.blocking_chain(root)
+        blamed = next((self.notes[c.path] for c in chain if c.path in self.notes), None)
+        if blamed and isinstance(root, Group) and len(root.children) == 1 and not root.topology:
+            root_note = None  # an only child's note says what the root's would, precisely
+        parts = [p for p in (root_note, blamed, self.filter_note(chain[-1] if chain else root))
+                 if p]
+        return "; ".join(parts) if parts else f"{root.name}: does not fit"
+
+    def blocking_chain(self, root: TreeNode) -> list[TreeNode]:
+        """The groups below ``root`` that block it, outermost first."""
         start = self.txn.mark()
         chain: list[TreeNode] = []
         node = root
@@ -972,13 +1081,23 @@ class _Search:
             chain.append(culprit)
             node = culprit
         self.txn.rollback_to(start)
-        # the root's note, then the highest group below it that explains itself (an only
-        # child's note says what the root's would, more precisely)
-        blamed = next((self.notes[c.path] for c in chain if c.path in self.notes), None)
-        if blamed and isinstance(root, Group) and len(root.children) == 1:
-            first_note = None
-        parts = [p for p in (first_note, blamed) if p]
-        return "; ".join(parts) if parts else f"{root.name}: does not fit"
+        return chain
+
+    def filter_note(self, node: TreeNode) -> str | None:
+        """kube-scheduler's account of the nodes for one pod of the blocking group's most
+        demanding set, when filters or capacity cut some nodes out."""
+        sets = [ps for ps in podsets(node) if ps.size]
+        if not sets:
+            return None
+        impossible = [ps for ps in sets if self.shape(ps).impossible]
+        scarce = self.bottleneck.get(node.path)
+        matching = [ps for ps in sets if scarce is not None
+                    and (self.shape(ps), ps.requirements) == (scarce.shape, scarce.req)]
+        target = (impossible or matching or [max(
+            sets, key=lambda ps: (self._shape_weight(self.shape(ps)), ps.min_pods))])[0]
+        available, text = node_summary(self.state, target.requests, target.requirements,
+                                       target.from_limits, target.name)
+        return None if available == self.state.n_nodes else text
 
     def fits_alone(self, node: TreeNode) -> bool:
         m = self.txn.mark()

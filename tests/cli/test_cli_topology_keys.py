@@ -1,0 +1,154 @@
+"""``gangsched place`` on the upstream scheduler_perf TAS inputs and custom-label clusters,
+with no Topology object and no --topology: the keys the workloads name are node labels
+(KEP-5732), and the levels come from how the labels nest.
+
+The node, PodGroup and pod documents follow kubernetes v1.37.2
+test/integration/scheduler_perf/podgroup/tas/templates (node.yaml: 4 cpu, 32Gi, 110
+pods, ``topology.kubernetes.io/rack: rack-{i/100}``; podgroup.yaml: gang minCount with
+``schedulingConstraints.topology[].key: topology.kubernetes.io/rack``; gang-pod.yaml:
+100m cpu, 100Mi, ``spec.schedulingGroup.podGroupName``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+from cli_helpers import Run
+
+RACK = "topology.kubernetes.io/rack"
+
+
+def tas_nodes(count: int, per_rack: int = 100, rack_key: str = RACK) -> list[dict[str, Any]]:
+    return [{
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": f"node-{i}", "labels": {
+            "kubernetes.io/hostname": f"node-{i}",
+            "topology.kubernetes.io/zone": f"zone-{i // per_rack}",
+            rack_key: f"rack-{i // per_rack}"}},
+        "status": {"capacity": {"cpu": "4", "memory": "32Gi", "pods": "110"},
+                   "allocatable": {"cpu": "4", "memory": "32Gi", "pods": "110"},
+                   "conditions": [{"type": "Ready", "status": "True"}]},
+    } for i in range(count)]
+
+
+def tas_gangs(groups: int, per_group: int, key: str = RACK,
+              namespace: str = "tas-ns-0") -> list[dict[str, Any]]:
+    docs: list[dict[str, Any]] = [{
+        "apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
+        "metadata": {"name": f"gang-{g}", "namespace": namespace},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": per_group}},
+                 "schedulingConstraints": {"topology": [{"key": key}]}},
+    } for g in range(groups)]
+    docs += [{
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": f"test-tas-scheduling-{i}", "namespace": namespace},
+        "spec": {"schedulerName": "gangsched",
+                 "schedulingGroup": {"podGroupName": f"gang-{i // per_group}"},
+                 "containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.10.1",
+                                 "resources": {"requests": {"cpu": "100m",
+                                                            "memory": "100Mi"}}}]},
+    } for i in range(groups * per_group)]
+    return docs
+
+
+def write(path: Path, docs: list[dict[str, Any]]) -> Path:
+    path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    return path
+
+
+def racks_of(result: dict[str, Any], nodes: dict[str, str]) -> dict[str, set[str]]:
+    return {w["name"]: {nodes[n] for n in w["pods"].values()} for w in result["workloads"]}
+
+
+def test_upstream_tas_shape_places_without_a_topology(run: Run, tmp_path: Path) -> None:
+    nodes = tas_nodes(300)
+    cluster = write(tmp_path / "nodes.yaml", nodes)
+    # 10 gangs of 3 (the 100Nodes_10Gangs case) and 3 gangs of 3,000: a rack holds
+    # 100 nodes x 40 pods of 100m, so each big gang needs a rack of its own
+    gangs = tas_gangs(10, 3) + tas_gangs(3, 3000, namespace="tas-ns-1")
+    work = write(tmp_path / "gangs.yaml", gangs)
+    result = run("place", cluster, work, "-o", "json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert all(w["admitted"] for w in doc["workloads"])
+    rack_of = {n["metadata"]["name"]: n["metadata"]["labels"][RACK] for n in nodes}
+    assert all(len(r) == 1 for r in racks_of(doc, rack_of).values())
+    assert len(set().union(*(r for name, r in racks_of(doc, rack_of).items()
+                             if name.startswith("tas-ns-1/")))) == 3
+
+
+def test_a_gang_larger_than_any_rack_is_rejected_naming_the_rack(
+        run: Run, tmp_path: Path) -> None:
+    cluster = write(tmp_path / "nodes.yaml", tas_nodes(200))
+    work = write(tmp_path / "gangs.yaml", tas_gangs(1, 4001))  # a rack holds 100 x 40
+    result = run("place", cluster, work, "-o", "json")
+    doc = json.loads(result.stdout)
+    (w,) = doc["workloads"]
+    assert not w["admitted"]
+    assert "inside one rack" in w["reason"] and "holds 4000" in w["reason"]
+
+
+def test_custom_label_keys_and_a_crossing_key(run: Run, tmp_path: Path) -> None:
+    # racks under example.com labels, and a "plane" label that cuts across racks
+    nodes = tas_nodes(40, per_rack=10, rack_key="example.com/rack")
+    for i, n in enumerate(nodes):
+        n["metadata"]["labels"]["example.com/plane"] = f"p{i % 2}"
+    cluster = write(tmp_path / "nodes.yaml", nodes)
+    gangs = tas_gangs(2, 400, key="example.com/rack") + tas_gangs(
+        1, 400, key="example.com/plane", namespace="planes")
+    work = write(tmp_path / "gangs.yaml", gangs)
+    result = run("place", cluster, work, "-o", "json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert all(w["admitted"] for w in doc["workloads"]), doc
+    labels = {n["metadata"]["name"]: n["metadata"]["labels"] for n in nodes}
+    for w in doc["workloads"]:
+        key = "example.com/plane" if w["name"].startswith("planes/") else "example.com/rack"
+        assert len({labels[n][key] for n in w["pods"].values()}) == 1
+
+
+def test_composite_pod_group_on_rack_labels(run: Run, tmp_path: Path) -> None:
+    """A CompositePodGroup (KEP-6012) of two PodGroups, both in one upstream rack."""
+    cluster = write(tmp_path / "nodes.yaml", tas_nodes(300))
+    gang = {"gang": {"minCount": 1500}}
+    docs: list[dict[str, Any]] = [{
+        "apiVersion": "scheduling.k8s.io/v1alpha3", "kind": "Workload",
+        "metadata": {"name": "serving", "namespace": "ns"},
+        "spec": {"compositePodGroupTemplates": [{
+            "name": "cpg",
+            "schedulingPolicy": {"gang": {"minGroupCount": 2}},
+            "schedulingConstraints": {"topology": [{"key": RACK}]},
+            "podGroupTemplates": [{"name": role, "schedulingPolicy": gang}
+                                  for role in ("prefill", "decode")]}]},
+    }, {
+        "apiVersion": "scheduling.k8s.io/v1alpha3", "kind": "CompositePodGroup",
+        "metadata": {"name": "cpg", "namespace": "ns"},
+        "spec": {"workloadRef": {"workloadName": "serving", "templateName": "cpg"},
+                 "schedulingPolicy": {"gang": {"minGroupCount": 2}},
+                 "schedulingConstraints": {"topology": [{"key": RACK}]}},
+    }]
+    for role in ("prefill", "decode"):
+        docs.append({
+            "apiVersion": "scheduling.k8s.io/v1alpha3", "kind": "PodGroup",
+            "metadata": {"name": f"cpg-{role}", "namespace": "ns"},
+            "spec": {"parentCompositePodGroupName": "cpg",
+                     "workloadRef": {"workloadName": "serving", "templateName": role},
+                     "schedulingPolicy": gang},
+        })
+        docs += [{
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": f"{role}-{i}", "namespace": "ns"},
+            "spec": {"schedulerName": "gangsched",
+                     "schedulingGroup": {"podGroupName": f"cpg-{role}"},
+                     "containers": [{"name": "c", "image": "x", "resources": {
+                         "requests": {"cpu": "100m", "memory": "100Mi"}}}]},
+        } for i in range(1500)]
+    work = write(tmp_path / "cpg.yaml", docs)
+    result = run("place", cluster, work, "-o", "json")
+    assert result.exit_code == 0, result.output
+    (w,) = json.loads(result.stdout)["workloads"]
+    assert w["admitted"]
+    rack_of = {f"node-{i}": f"rack-{i // 100}" for i in range(300)}
+    assert len({rack_of[n] for n in w["pods"].values()}) == 1  # 3,000 pods, 4,000 per rack

@@ -1,0 +1,109 @@
+"""Golden rejection texts for decisive cases; every number is worked out by hand in the
+comment above its assertion. A rejection names the blocking group, gives what really
+fits in the best domain, and, like kube-scheduler's "0/16 nodes are available: ...",
+which filters and resources cut the nodes out."""
+
+from __future__ import annotations
+
+from gangsched.api.types import NodeRequirements, Taint, Toleration
+from gangsched.cluster.state import ClusterState
+from gangsched.placement import place
+from gangsched.testing.builders import (
+    GPU,
+    cluster,
+    cons,
+    group,
+    node,
+    podset,
+    replicas,
+    take,
+)
+
+TAS_RACK = "topology.kubernetes.io/rack"
+
+
+def test_a_gang_one_pod_bigger_than_a_rack() -> None:
+    # 2 racks x 10 nodes x 4 cpu: a rack holds 10 x 40 = 400 pods of 100m
+    nodes = [node(f"n{i}", {TAS_RACK: f"rack-{i // 10}"}, gpu=0, cpu=4000) for i in range(20)]
+    state = ClusterState.from_nodes(nodes, None, keys={TAS_RACK})
+    # as the Workload API front-end builds a PodGroup with gang minCount 401
+    unit = group("gang-0", [podset("gang-0/pods", 401, cpu=100)], min_groups=0, min_pods=401,
+                 topology=cons(TAS_RACK))
+    d = place(unit, state)
+    assert d.reason == ("gang-0: needs 401 pods x 100m cpu (pods) inside one rack; "
+                        "the best rack (rack-0) holds 400")
+
+
+def test_replicas_each_on_one_host_are_counted_exactly() -> None:
+    # one rack of 4 hosts x 8 GPUs; two hosts have only 4 GPUs free. A replica is 2 pods x
+    # 4 GPUs on one host: the full hosts take one replica each, the half-used ones none
+    # (they hold 1 pod each, 6 pods in all, but 6 // 2 = 3 replicas would be wrong): 2.
+    # The third replica's best host holds 1 of its 2 pods.
+    state = cluster((("rack", 1), ("host", 4)))
+    take(state, "n-r0-h2", gpu=4)
+    take(state, "n-r0-h3", gpu=4)
+    role = replicas("decode", 3, pods=2, gpu=4, replica_topology=cons("host"),
+                    topology=cons("rack"))
+    d = place(role, state)
+    assert d.reason == (
+        "decode: needs 3 replicas of 2 pods x 4 nvidia.com/gpu, 1 cpu inside one rack; "
+        "the best rack (r0) held 2 of them together; decode-2: needs 2 pods x 4 "
+        "nvidia.com/gpu, 1 cpu (pods) inside one host; the best host (n-r0-h2) holds 1")
+
+
+def test_a_resource_no_node_offers_is_named() -> None:
+    # a typo: nvidia.com/gpus; no node of the 8 offers it
+    state = cluster((("rack", 2), ("host", 4)))
+    unit = group("train", [podset("train/w", 2, extra={"nvidia.com/gpus": 1})])
+    d = place(unit, state)
+    assert d.reason == ("w: needs 2 pods x 1 nvidia.com/gpus, 1 cpu; room for 0 pods; "
+                        "0/8 nodes are available for a pod of w: 8 Insufficient nvidia.com/gpus "
+                        "(no node offers nvidia.com/gpus)")
+
+
+def test_filters_are_counted_like_kube_scheduler() -> None:
+    # 6 nodes: 1 cordoned, 2 tainted (the pod tolerates neither), 1 of another GPU type,
+    # 1 with 4 of its 8 GPUs used, 1 that fits: a pod of 8 GPUs fits 1 node of 6
+    taint = Taint("reserved", "true", "NoSchedule")
+    nodes = [
+        node("a", {"gpu": "h100"}, unschedulable=True),
+        node("b", {"gpu": "h100"}, taints=[taint]),
+        node("c", {"gpu": "h100"}, taints=[taint]),
+        node("d", {"gpu": "a100"}),
+        node("e", {"gpu": "h100"}),
+        node("f", {"gpu": "h100"}),
+    ]
+    state = ClusterState.from_nodes(nodes, None)
+    take(state, "e", gpu=4)
+    req = NodeRequirements(node_selector=(("gpu", "h100"),))
+    unit = group("job", [podset("job/w", 2, gpu=8, requirements=req)])
+    d = place(unit, state)
+    assert d.reason == (
+        "w: needs 2 pods x 8 nvidia.com/gpu, 1 cpu; room for 1 pod; 1/6 nodes are "
+        "available for a pod of w: 1 Insufficient nvidia.com/gpu, 1 node(s) didn't match Pod's node "
+        "affinity/selector, 2 node(s) had untolerated taint {reserved: true}, "
+        "1 node(s) were unschedulable")
+    # tolerating the taint: 3 nodes fit, the gang of 2 is admitted
+    tolerant = NodeRequirements(node_selector=req.node_selector,
+                                tolerations=(Toleration("reserved", "Equal", "true"),))
+    ok = group("job2", [podset("job2/w", 2, gpu=8, requirements=tolerant)])
+    assert place(ok, state).admitted
+
+
+def test_siblings_that_fit_alone_but_not_together() -> None:
+    # one zone of two racks x 2 hosts; r1's hosts have 2 GPUs free each. prefill (2 x 8
+    # GPUs in one rack) can only go to r0, which leaves no rack for decode (2 x 4 GPUs in
+    # one rack): the zone passes the capacity bound but holds only 1 of the 2 roles.
+    state = cluster((("zone", 1), ("rack", 2), ("host", 2)))
+    for h in ("n-z0-r1-h0", "n-z0-r1-h1"):
+        take(state, h, gpu=6)
+    prefill = group("s/prefill", [podset("s/prefill/w", 2, gpu=8)], topology=cons("rack"))
+    decode = group("s/decode", [podset("s/decode/w", 2, gpu=4)], topology=cons("rack"))
+    d = place(group("s", [prefill, decode], topology=cons("zone")), state)
+    # (prefill took both r0 hosts; r1's hosts have 2 of the 4 GPUs a decode pod needs)
+    assert d.reason == (
+        "s: needs 2 children of 2 pods inside one zone; the best zone (z0) held 1 of them "
+        "together; decode: needs 2 pods x 4 nvidia.com/gpu, 1 cpu (w) inside one rack; "
+        "the best rack (z0-r0) holds 0; 2/4 nodes are available for a pod of w: "
+        "2 Insufficient nvidia.com/gpu")
+    assert GPU in d.reason
