@@ -143,14 +143,16 @@ def _served(api: KubeAPI, group: str, version: str) -> set[str]:
 
 def watched_kinds(api: KubeAPI) -> list[Kind]:
     """Nodes, pods, Volcano PodGroups and HyperNodes (watched even before their CRDs
-    exist: the reflector waits for them); the Workload API and Kueue's Topology in the
-    first version the server serves."""
+    exist: the reflector waits for them); each Workload API kind and Kueue's Topology in
+    the first version the server serves *it* in (kube-apiserver 1.37 serves Workload and
+    PodGroup in v1beta1 but CompositePodGroup only in v1alpha3; the versions are views of
+    the same objects, with the same fields)."""
     kinds = [NODES, PODS, VOLCANO_PODGROUPS, HYPERNODES]
+    workload_kinds: dict[str, Kind] = {}
     for version in WORKLOAD_API_VERSIONS:
-        found = workload_api_kinds(version, _served(api, WORKLOAD_GROUP, version))
-        if found:
-            kinds.extend(found)
-            break
+        for kind in workload_api_kinds(version, _served(api, WORKLOAD_GROUP, version)):
+            workload_kinds.setdefault(kind.plural, kind)
+    kinds.extend(workload_kinds.values())
     for version in KUEUE_TOPOLOGY_VERSIONS:
         if "topologies" in _served(api, KUEUE_GROUP, version):
             kinds.append(kueue_topology(version))
