@@ -50,10 +50,6 @@ class PodSet:
     def size(self) -> int:
         return len(self.pods)
 
-    @property
-    def min_total(self) -> int:
-        return self.min_pods
-
 
 @dataclass
 class Group:
@@ -77,10 +73,10 @@ class Group:
         return sum(c.size for c in self.children)
 
 
-Node = Group | PodSet
+TreeNode = Group | PodSet
 
 
-def required_key(node: Node) -> str | None:
+def required_key(node: TreeNode) -> str | None:
     """The label key of the node's required topology constraint, if any."""
     for c in node.topology:
         if c.mode == "required":
@@ -88,43 +84,51 @@ def required_key(node: Node) -> str | None:
     return None
 
 
-def required_keys(node: Node) -> list[str]:
+def required_keys(node: TreeNode) -> list[str]:
     """The label keys of all the node's required constraints (each must hold)."""
     return list(dict.fromkeys(c.key for c in node.topology if c.mode == "required"))
 
 
-def preferred_key(node: Node) -> str | None:
+def preferred_key(node: TreeNode) -> str | None:
     for c in node.topology:
         if c.mode == "preferred":
             return c.key
     return None
 
 
-def walk(node: Node) -> Iterator[Node]:
+def walk(node: TreeNode) -> Iterator[TreeNode]:
     yield node
     if isinstance(node, Group):
         for child in node.children:
             yield from walk(child)
 
 
-def podsets(node: Node) -> Iterator[PodSet]:
+def podsets(node: TreeNode) -> Iterator[PodSet]:
     for n in walk(node):
         if isinstance(n, PodSet):
             yield n
 
 
-def constraint_keys(roots: Iterable[Node | None]) -> set[str]:
+def constraint_keys(roots: Iterable[TreeNode | None]) -> set[str]:
     """The node label keys the trees' topology constraints name."""
     return {c.key for root in roots if root is not None for n in walk(root) for c in n.topology}
 
 
-def is_gang(node: Node) -> bool:
+def minimum_pods(node: TreeNode) -> int:
+    """Pods the node's gang minimum needs (the smallest children when choosing)."""
+    if isinstance(node, PodSet):
+        return node.min_pods
+    kids = sorted(minimum_pods(c) for c in node.children)
+    return max(node.min_pods, sum(kids[: node.min_groups]))
+
+
+def is_gang(node: TreeNode) -> bool:
     if isinstance(node, PodSet):
         return node.min_pods > 0
     return node.min_groups > 0 or node.min_pods > 0
 
 
-def scheduling_units(node: Node) -> list[Node]:
+def scheduling_units(node: TreeNode) -> list[TreeNode]:
     """Split a tree into units admitted all-or-nothing.
 
     A root that gangs anything is one unit; a basic group's children are separate units.
@@ -132,13 +136,13 @@ def scheduling_units(node: Node) -> list[Node]:
     """
     if is_gang(node) or isinstance(node, PodSet):
         return [node]
-    out: list[Node] = []
+    out: list[TreeNode] = []
     for child in node.children:
         out.extend(scheduling_units(child))
     return out
 
 
-def validate(root: Node, levels: Sequence[str] = ()) -> None:
+def validate(root: TreeNode, levels: Sequence[str] = ()) -> None:
     """Check the tree's invariants; raise ValidationError naming the offending path.
 
     ``levels`` lists topology label keys from widest to narrowest; when given, a child's
@@ -148,7 +152,7 @@ def validate(root: Node, levels: Sequence[str] = ()) -> None:
     seen: set[str] = set()
     total = 0
 
-    def check(node: Node, depth: int, parent_req: str | None) -> int:
+    def check(node: TreeNode, depth: int, parent_req: str | None) -> int:
         nonlocal total
         if depth > MAX_DEPTH:
             raise ValidationError(f"{node.path}: gang tree deeper than {MAX_DEPTH} levels")

@@ -7,7 +7,7 @@ import numpy as np
 from gangsched.api.types import NodeRequirements, Taint, Toleration
 from gangsched.bench.instances import random_instance
 from gangsched.cluster.state import ClusterState
-from gangsched.gang import Node as TreeNode
+from gangsched.gang import TreeNode
 from gangsched.placement import place
 from gangsched.placement.exact import ExactResult, solve
 from gangsched.placement.verify import tree_minimum, verify

@@ -80,8 +80,8 @@ def test_filters_are_counted_like_kube_scheduler() -> None:
     d = place(unit, state)
     assert d.reason == (
         "w: needs 2 pods x 8 nvidia.com/gpu, 1 cpu; room for 1 pod; 1/6 nodes are "
-        "available for a pod of w: 1 Insufficient nvidia.com/gpu, 1 node(s) didn't match Pod's node "
-        "affinity/selector, 2 node(s) had untolerated taint {reserved: true}, "
+        "available for a pod of w: 1 Insufficient nvidia.com/gpu, 1 node(s) didn't match "
+        "Pod's node affinity/selector, 2 node(s) had untolerated taint {reserved: true}, "
         "1 node(s) were unschedulable")
     # tolerating the taint: 3 nodes fit, the gang of 2 is admitted
     tolerant = NodeRequirements(node_selector=req.node_selector,

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from gangsched.gang import Constraint, Group, PodSet
+from gangsched.gang import Constraint, Group, PodSet, minimum_pods
 from gangsched.scheduler.tree import (
     broken_all_groups,
-    minimum_pods,
     residual,
     satisfied,
     surplus,

@@ -40,11 +40,12 @@ from gangsched.gang import (
     Constraint,
     Group,
     PodSet,
+    TreeNode,
+    minimum_pods,
     podsets,
     preferred_key,
     walk,
 )
-from gangsched.gang import Node as TreeNode
 from gangsched.placement.decision import Decision, GroupOutcome
 from gangsched.placement.describe import describe_requests, level_noun, plural
 from gangsched.placement.filters import node_summary
@@ -1171,13 +1172,6 @@ def _assign(r: _Res, names: list[str], out: dict[str, str]) -> None:
                 out[next(pods)] = names[j]
 
 
-def _minimum_pods(node: TreeNode) -> int:
-    if isinstance(node, PodSet):
-        return node.min_pods
-    kids = sorted(_minimum_pods(c) for c in node.children)
-    return max(node.min_pods, sum(kids[: node.min_groups]))
-
-
 def raised(node: TreeNode, fraction: float) -> TreeNode:
     """A copy of the tree in which every gang asks for at least ``fraction`` of its
     children (or pods) as its minimum. Equal fractions for all siblings are the
@@ -1198,7 +1192,7 @@ def _raised_search(
     tried = minimum
     for fraction in opts.raise_steps:
         tree = raised(unit, fraction)
-        need = _minimum_pods(tree)
+        need = minimum_pods(tree)
         if need <= tried:
             continue
         tried = need
@@ -1246,7 +1240,7 @@ def place(
     opts = options or _DEFAULT
     search = _Search(state, opts)
     root: _Res | None = None
-    minimum = _minimum_pods(unit)
+    minimum = minimum_pods(unit)
     search.prepare(unit)
     if (state.n_nodes and opts.extras and not opts.extras_first
             and minimum < search.size(unit)):

@@ -41,8 +41,7 @@ from scipy.optimize import Bounds, LinearConstraint, OptimizeResult, milp
 from scipy.sparse import coo_matrix
 
 from gangsched.cluster.state import ClusterState
-from gangsched.gang import Group, PodSet, podsets, required_keys, walk
-from gangsched.gang import Node as TreeNode
+from gangsched.gang import Group, PodSet, TreeNode, podsets, required_keys, walk
 from gangsched.placement.verify import domain_value
 
 

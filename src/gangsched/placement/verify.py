@@ -31,8 +31,7 @@ import numpy as np
 from gangsched.api.types import Node as ClusterNode
 from gangsched.cluster.state import ClusterState
 from gangsched.cluster.topology import HOSTNAME
-from gangsched.gang import Group, PodSet, podsets, walk
-from gangsched.gang import Node as TreeNode
+from gangsched.gang import Group, PodSet, TreeNode, podsets, walk
 
 
 def domain_value(state: ClusterState, node: ClusterNode, key: str) -> str | None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
-from gangsched.gang import PodSet, podsets
+from gangsched.gang import PodSet, TreeNode, minimum_pods, podsets
 from gangsched.scheduler.reservation import Reservation
 from gangsched.scheduler.status import UnitState, UnitStatus
-from gangsched.scheduler.tree import TreeNode, disruption, min_demand, minimum_pods
+from gangsched.scheduler.tree import disruption, min_demand
 
 
 def backoff_delay(failures: int, initial: float, cap: float) -> float:

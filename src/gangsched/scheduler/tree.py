@@ -10,9 +10,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 
 from gangsched.cluster.topology import Topology
-from gangsched.gang import Constraint, Group, PodSet, podsets, walk
+from gangsched.gang import Constraint, Group, PodSet, TreeNode, podsets, walk
 
-TreeNode = Group | PodSet
 Sets = Mapping[str, Mapping[str, str]]
 DomainOf = Callable[[str, str], str | None]  # (node name, label key) -> label value
 
@@ -31,14 +30,6 @@ def unit_name(workload: str, root_path: str, unit: TreeNode, alone: bool) -> str
 
 def disruption(node: TreeNode) -> str:
     return node.disruption if isinstance(node, Group) else "single"
-
-
-def minimum_pods(node: TreeNode) -> int:
-    """Pods the node's gang minimum needs (the smallest children when choosing)."""
-    if isinstance(node, PodSet):
-        return node.min_pods
-    kids = sorted(minimum_pods(c) for c in node.children)
-    return max(node.min_pods, sum(kids[: node.min_groups]))
 
 
 def pod_keys(node: TreeNode) -> Iterator[str]:

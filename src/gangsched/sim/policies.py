@@ -17,11 +17,17 @@ from dataclasses import replace
 
 from gangsched.cluster.state import ClusterState
 from gangsched.frontends import Workload
-from gangsched.gang import Constraint, Group, PodSet, required_key, scheduling_units
+from gangsched.gang import (
+    Constraint,
+    Group,
+    PodSet,
+    TreeNode,
+    podsets,
+    required_key,
+    scheduling_units,
+)
 from gangsched.placement.decision import Decision
 from gangsched.placement.engine import Options, place
-
-TreeNode = Group | PodSet
 
 VOLCANO_DRY_RUNS = 64  # candidate domains dry-run per choice (bounded for speed)
 
@@ -105,7 +111,7 @@ class PodByPod(_EnginePolicy):
             return []
         out: list[TreeNode] = []
         for unit in scheduling_units(workload.tree):
-            for ps in _podsets(unit):
+            for ps in podsets(unit):
                 out.extend(
                     PodSet(ps.name, f"{ps.path}#{i}", (key,), ps.requests, ps.requirements,
                            min_pods=1)
@@ -220,15 +226,6 @@ def signature(node: TreeNode) -> Hashable:
     return ("G", node.min_groups, node.min_pods, node.topology, node.max_pods_per_node,
             tuple(signature(c) for c in node.children))
 
-
-
-def _podsets(node: TreeNode) -> list[PodSet]:
-    if isinstance(node, PodSet):
-        return [node]
-    out: list[PodSet] = []
-    for c in node.children:
-        out.extend(_podsets(c))
-    return out
 
 
 def _required(node: TreeNode) -> Constraint | None:

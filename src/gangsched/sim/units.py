@@ -15,11 +15,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gangsched.cluster.topology import HOSTNAME, Topology
-from gangsched.gang import Group, PodSet, podsets
-from gangsched.scheduler.tree import min_demand, minimum_pods
+from gangsched.gang import PodSet, TreeNode, minimum_pods, podsets
+from gangsched.scheduler.tree import min_demand
 from gangsched.sim.result import Sample, UnitRecord
-
-TreeNode = Group | PodSet
 
 
 class Geometry:
