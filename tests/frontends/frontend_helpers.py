@@ -11,8 +11,9 @@ import yaml
 
 from gangsched.api.loader import Inputs, load
 from gangsched.api.types import Node
-from gangsched.frontends import Plan, assemble, load_front_ends
+from gangsched.frontends import assemble, load_front_ends
 from gangsched.gang import Group, PodSet
+from gangsched.model import Plan
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"

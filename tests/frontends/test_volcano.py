@@ -13,9 +13,10 @@ from gangsched.api.errors import InputError
 from gangsched.api.loader import load
 from gangsched.api.types import Node
 from gangsched.cluster.state import ClusterState
-from gangsched.frontends import Workload, assemble, load_front_ends
+from gangsched.frontends import assemble, load_front_ends
 from gangsched.frontends.networktopology import tier_key
 from gangsched.gang import Constraint, Group, PodSet, validate
+from gangsched.model import Workload
 from gangsched.placement import place
 
 TIER1, TIER2 = tier_key(1), tier_key(2)

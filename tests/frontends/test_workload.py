@@ -14,9 +14,10 @@ from gangsched.api.errors import InputError
 from gangsched.api.loader import load
 from gangsched.cluster.generate import generate_yaml
 from gangsched.cluster.state import ClusterState
-from gangsched.frontends import Plan, Workload, assemble
+from gangsched.frontends import assemble
 from gangsched.frontends.workload_types import GroupObject, Policy, WorkloadObject
 from gangsched.gang import Group, PodSet, scheduling_units, validate
+from gangsched.model import Plan, Workload
 from gangsched.placement.engine import place
 from gangsched.testing.builders import GPU, RACK, ZONE, levels_of, nodes, take
 

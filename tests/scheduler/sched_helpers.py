@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gangsched.api.types import Node
-from gangsched.frontends import Workload
 from gangsched.gang import Group, PodSet
+from gangsched.model import Workload
 from gangsched.scheduler import (
     FakeClock,
     InMemoryBackend,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from sched_helpers import world
 
-from gangsched.frontends import Workload
 from gangsched.gang import Group
+from gangsched.model import Workload
 from gangsched.scheduler import SchedEvent, UnitState, make_workload
 from gangsched.testing.builders import group, podset
 

@@ -26,8 +26,9 @@ from gangsched.cli.common import (
 )
 from gangsched.cluster.state import ClusterState
 from gangsched.cluster.topology import derive_levels
-from gangsched.frontends import Plan, assemble
+from gangsched.frontends import assemble
 from gangsched.gang import constraint_keys
+from gangsched.model import Plan
 from gangsched.placement.batch import WorkloadOutcome, group_dict, place_plan
 
 

@@ -16,27 +16,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from gangsched.api.loader import Inputs
-from gangsched.api.types import Node, Pod
-from gangsched.gang import Group, PodSet
+from gangsched.api.types import Pod
+from gangsched.model import Plan, Workload, loose_pod
 
 FRONT_ENDS = (
     "gangsched.frontends.volcano",
     "gangsched.frontends.kthena",
     "gangsched.frontends.workload",
 )
-
-
-@dataclass
-class Workload:
-    """One scheduling root found in the inputs."""
-
-    name: str  # namespace/name of the root object
-    kind: str  # ModelServing, PodGroup, Workload, Pod, ...
-    tree: Group | PodSet | None  # None while waiting
-    pods: dict[str, Pod] = field(default_factory=dict)  # pod key -> pending pod in the tree
-    waiting: str = ""  # why it cannot be scheduled yet (too few pods, a missing parent)
-    priority: int = 0
-    source: str = ""  # file[doc N] of the root object, for messages
 
 
 @dataclass
@@ -74,32 +61,6 @@ def load_front_ends() -> None:
         except ModuleNotFoundError as err:
             if err.name != module:
                 raise
-
-
-@dataclass
-class Plan:
-    workloads: list[Workload]
-    nodes: list[Node]
-    levels: list[str] | None  # None: let the caller choose (option or well-known keys)
-    bound: list[Pod]  # pods already on a node: they consume capacity
-    warnings: list[str] = field(default_factory=list)
-
-    @property
-    def ready(self) -> list[Workload]:
-        return [w for w in self.workloads if w.tree is not None and not w.waiting]
-
-
-def loose_pod(pod: Pod) -> Workload:
-    """A pending pod that belongs to no gang: a one-pod unit."""
-    ps = PodSet(
-        name=pod.name,
-        path=pod.key,
-        pods=(pod.key,),
-        requests=pod.requests,
-        requirements=pod.requirements,
-        min_pods=1,
-    )
-    return Workload(pod.key, "Pod", ps, {pod.key: pod}, priority=pod.priority)
 
 
 def assemble(inputs: Inputs, builders: Sequence[str] | None = None) -> Plan:

@@ -59,7 +59,7 @@ from gangsched.api.objects import (
 from gangsched.api.quantity import parse_resources
 from gangsched.api.types import LabelSelector, Pod
 from gangsched.cluster.topology import infer_levels
-from gangsched.frontends import Contribution, Workload, register_builder
+from gangsched.frontends import Contribution, register_builder
 from gangsched.frontends.networktopology import (
     HyperNode,
     NetworkTopology,
@@ -70,6 +70,7 @@ from gangsched.frontends.networktopology import (
     resolve_tiers,
 )
 from gangsched.gang import Constraint, Group, PodSet
+from gangsched.model import Workload
 
 GROUP = "scheduling.volcano.sh"
 API_VERSION = f"{GROUP}/v1beta1"

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from gangsched.api.errors import InputError, ValidationError
 from gangsched.api.loader import Document, Inputs, register
 from gangsched.api.types import Pod
-from gangsched.frontends import Contribution, Workload, register_builder
+from gangsched.frontends import Contribution, register_builder
 from gangsched.frontends.workload_types import (
     API_GROUP,
     COMPOSITE,
@@ -59,6 +59,7 @@ from gangsched.frontends.workload_types import (
     parse_workload,
 )
 from gangsched.gang import Constraint, Disruption, Group, PodSet, validate
+from gangsched.model import Workload
 
 GroupKey = tuple[GroupKind, str, str]  # (kind, namespace, name)
 NO_CHILDREN = "waiting for child groups: none yet"

@@ -33,9 +33,10 @@ from typing import Any
 from gangsched.api.errors import InputError
 from gangsched.api.loader import Inputs, load_object
 from gangsched.api.types import Node, Pod
-from gangsched.frontends import Workload, assemble
+from gangsched.frontends import assemble
 from gangsched.k8s.api import NODES, PODS, Kind, Obj
 from gangsched.k8s.cache import Delta
+from gangsched.model import Workload
 from gangsched.scheduler.backend import BindError, ClusterEvent
 from gangsched.scheduler.clock import Clock
 

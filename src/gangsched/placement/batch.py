@@ -12,8 +12,8 @@ from typing import Any
 
 from gangsched.api.errors import ValidationError
 from gangsched.cluster.state import ClusterState
-from gangsched.frontends import Plan, Workload
 from gangsched.gang import scheduling_units, validate
+from gangsched.model import Plan, Workload
 from gangsched.placement.decision import GroupOutcome
 from gangsched.placement.engine import Options, place
 

@@ -11,7 +11,7 @@ from typing import Literal, Protocol
 
 from gangsched.api.errors import GangschedError
 from gangsched.api.types import Node, Pod
-from gangsched.frontends import Workload
+from gangsched.model import Workload
 
 EventKind = Literal[
     "NodeAdded",

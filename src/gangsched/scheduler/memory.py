@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from gangsched.api.types import Node, Pod
-from gangsched.frontends import Workload
 from gangsched.gang import Group, PodSet, podsets
+from gangsched.model import Workload
 from gangsched.scheduler.backend import BindError, ClusterEvent
 from gangsched.scheduler.clock import Clock
 

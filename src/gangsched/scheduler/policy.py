@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Protocol
 
 from gangsched.cluster.state import ClusterState
-from gangsched.frontends import Workload
 from gangsched.gang import Group, PodSet, scheduling_units
+from gangsched.model import Workload
 from gangsched.placement.decision import Decision
 from gangsched.placement.engine import Options, place
 

@@ -12,8 +12,8 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from gangsched.api.types import Pod
-from gangsched.frontends import Workload
 from gangsched.gang import Group, walk
+from gangsched.model import Workload
 from gangsched.scheduler.policy import Policy
 from gangsched.scheduler.queue import Unit
 from gangsched.scheduler.status import UnitState

@@ -42,8 +42,8 @@ from pathlib import Path
 from gangsched.api.errors import InputError
 from gangsched.api.types import Node, NodeRequirements, NodeSelectorTerm, Pod, Requirement
 from gangsched.cluster.topology import HOSTNAME
-from gangsched.frontends import Workload
 from gangsched.gang import PodSet
+from gangsched.model import Workload
 from gangsched.sim.trace import TraceItem
 
 NODE_FILE = "openb_node_list_all_node.csv"

@@ -16,7 +16,6 @@ from collections.abc import Callable, Hashable
 from dataclasses import replace
 
 from gangsched.cluster.state import ClusterState
-from gangsched.frontends import Workload
 from gangsched.gang import (
     Constraint,
     Group,
@@ -26,6 +25,7 @@ from gangsched.gang import (
     required_key,
     scheduling_units,
 )
+from gangsched.model import Workload
 from gangsched.placement.decision import Decision
 from gangsched.placement.engine import Options, place
 

@@ -45,8 +45,8 @@ from gangsched.api.errors import GangschedError, InputError
 from gangsched.api.quantity import parse_resources
 from gangsched.api.types import NodeRequirements, Pod
 from gangsched.cluster.generate import level_key
-from gangsched.frontends import Workload
 from gangsched.gang import Constraint, Group, PodSet, validate
+from gangsched.model import Workload
 
 _NAME = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
 _LINE_FIELDS = frozenset(

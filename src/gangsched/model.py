@@ -1,0 +1,50 @@
+"""What the front-ends produce and everything below them consumes: a :class:`Workload`
+(one scheduling root found in the inputs, with its gang tree and pods) and a
+:class:`Plan` (the workloads of one input, with the cluster's nodes, the topology levels
+the inputs fix and the pods already bound)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gangsched.api.types import Node, Pod
+from gangsched.gang import Group, PodSet
+
+
+@dataclass
+class Workload:
+    """One scheduling root found in the inputs."""
+
+    name: str  # namespace/name of the root object
+    kind: str  # ModelServing, PodGroup, Workload, Pod, ...
+    tree: Group | PodSet | None  # None while waiting
+    pods: dict[str, Pod] = field(default_factory=dict)  # pod key -> pending pod in the tree
+    waiting: str = ""  # why it cannot be scheduled yet (too few pods, a missing parent)
+    priority: int = 0
+    source: str = ""  # file[doc N] of the root object, for messages
+
+
+@dataclass
+class Plan:
+    workloads: list[Workload]
+    nodes: list[Node]
+    levels: list[str] | None  # None: let the caller choose (option or well-known keys)
+    bound: list[Pod]  # pods already on a node: they consume capacity
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def ready(self) -> list[Workload]:
+        return [w for w in self.workloads if w.tree is not None and not w.waiting]
+
+
+def loose_pod(pod: Pod) -> Workload:
+    """A pending pod that belongs to no gang: a one-pod unit."""
+    ps = PodSet(
+        name=pod.name,
+        path=pod.key,
+        pods=(pod.key,),
+        requests=pod.requests,
+        requirements=pod.requirements,
+        min_pods=1,
+    )
+    return Workload(pod.key, "Pod", ps, {pod.key: pod}, priority=pod.priority)
