@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from gangsched.api.names import printable
+
 
 class GangschedError(Exception):
     """Base class of every error gangsched reports to a user (never a traceback)."""
@@ -11,7 +13,8 @@ class InputError(GangschedError):
     """A user mistake in an input object.
 
     Rendered as one line: ``file[doc N] Kind/name: field: message``; any part that is
-    unknown is left out.
+    unknown is left out. Non-printable characters (a name holding an escape sequence, a
+    newline) are escaped, so the line is one line and nothing reaches a terminal raw.
     """
 
     def __init__(
@@ -59,7 +62,7 @@ class InputError(GangschedError):
         elif self.doc is not None:
             where = f"[doc {self.doc}]"
         parts = [p for p in (where, self.obj, self.field) if p]
-        return ": ".join([*parts, self.message])
+        return printable(": ".join([*parts, self.message]))
 
 
 class ValidationError(GangschedError):

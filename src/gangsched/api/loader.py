@@ -4,6 +4,31 @@ Front-end modules add kinds with :func:`register`; a handler parses one
 :class:`Document` and adds what it found to the :class:`Inputs` being built. Every error
 names the file, the document (0-based YAML document index), ``Kind/name`` and the field.
 :func:`load` either returns complete inputs or raises: nothing is half-applied.
+
+Before a handler sees an object it is checked as the API server would decode it
+(:mod:`gangsched.api.schema`: unknown fields, types, integer ranges, every quantity) and
+its metadata as the API server validates it (name, namespace, label keys and values,
+annotation keys). Unknown fields are errors unless the validation mode (``validate=``,
+the CLI's ``--validate``, default ``$GANGSCHED_VALIDATE`` or ``strict``) says otherwise.
+
+Reading is bounded, so that no file can crash or stall gangsched:
+
+* a file larger than :func:`max_input_bytes` (default 128 MiB, about five times a
+  50,000-node cluster file; ``$GANGSCHED_MAX_INPUT_BYTES`` raises it, e.g. ``1Gi``) is
+  refused before it is read;
+* nesting deeper than :data:`MAX_DEPTH` levels is refused *before* parsing: a linear scan
+  bounds the depth from the text (flow brackets, structural line prefixes) and, when the
+  bound is not small, the YAML events are counted without building anything (libyaml's
+  composer recurses in C and would crash on ~30,000 levels); JSON brackets are counted
+  outside strings;
+* an alias is never expanded again: a YAML node used twice is built once and shared, and
+  the decoding work aliases stand for is counted as ``go-yaml`` (which kubectl and the API
+  server use) counts it, rejecting "excessive aliasing" with its limits
+  (``allowedAliasRatio`` in ``go.yaml.in/yaml/v2`` v2.4.2 ``decode.go``, the fix for
+  the "billion laughs" CVE-2019-11253): a billion-laughs file fails in milliseconds;
+* a key repeated in one mapping is an error in strict mode (go-yaml's strict decoder:
+  ``key "x" already set in map``), a warning in ``warn`` mode; YAML timestamps stay
+  strings, as in Kubernetes' YAML-to-JSON conversion.
 """
 
 from __future__ import annotations
@@ -12,51 +37,107 @@ import functools
 import importlib
 import json
 import operator
+import os
+import re
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
+from gangsched.api import names, schema
 from gangsched.api.errors import InputError
 from gangsched.api.objects import (
     as_list,
     as_mapping,
+    check_object_meta,
     mappings,
     parse_node,
     parse_pod,
     required_str,
 )
+from gangsched.api.schema import Mode
 from gangsched.api.types import Node, Pod
 
 _BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available
 _STR, _SEQ, _MAP = (f"tag:yaml.org,2002:{t}" for t in ("str", "seq", "map"))
 _MERGE = "tag:yaml.org,2002:merge"
+_TIMESTAMP = "tag:yaml.org,2002:timestamp"
+
+MAX_DEPTH = 100
+"""Deepest nesting of mappings and lists accepted (a Pod nests about 12 levels)."""
+
+DEFAULT_MAX_INPUT_BYTES = 128 * 1024**2
+MAX_INPUT_ENV = "GANGSCHED_MAX_INPUT_BYTES"
+MAX_LIST_NESTING = 8  # a List inside a List inside ...
+_SAFE_BOUND = 1000  # depth bound below which libyaml's composer is certainly safe
+_ALIAS_LOW, _ALIAS_HIGH = 400_000, 4_000_000  # go-yaml's alias_ratio_range_low/high
+
+
+def max_input_bytes() -> int:
+    """The largest input file read: ``$GANGSCHED_MAX_INPUT_BYTES`` (bytes or a quantity
+    such as ``512Mi``), else :data:`DEFAULT_MAX_INPUT_BYTES`."""
+    raw = os.environ.get(MAX_INPUT_ENV)
+    if not raw:
+        return DEFAULT_MAX_INPUT_BYTES
+    from gangsched.api.quantity import parse_quantity
+
+    try:
+        return parse_quantity(raw, "memory")
+    except InputError as err:
+        raise InputError(err.message, field=f"${MAX_INPUT_ENV}") from None
+
+
+def _allowed_alias_ratio(decoded: int) -> float:
+    if decoded <= _ALIAS_LOW:
+        return 0.99
+    if decoded >= _ALIAS_HIGH:
+        return 0.10
+    return 0.99 - 0.89 * (decoded - _ALIAS_LOW) / (_ALIAS_HIGH - _ALIAS_LOW)
 
 
 @functools.lru_cache(maxsize=8192)
 def _plain_scalar_tag(value: str) -> str:
-    """The implicit tag of a plain scalar (``SafeLoader`` rules); values repeat a lot."""
+    """The implicit tag of a plain scalar (``SafeLoader`` rules, except that timestamps
+    stay strings as in Kubernetes); values repeat a lot."""
     for tag, regexp in yaml.SafeLoader.yaml_implicit_resolvers.get(value[:1], ()):
         if regexp.match(value):
-            return str(tag)
+            return _STR if tag == _TIMESTAMP else str(tag)
     return _STR
 
 
+class _Building:
+    """Marks a node whose construction is under way (an alias to it is recursive)."""
+
+
+_BUILDING = _Building()
+
+
 class _Loader(_BaseLoader):
-    """``SafeLoader`` semantics, more than twice as fast on Kubernetes manifests.
+    """``SafeLoader`` semantics, more than twice as fast on Kubernetes manifests, with
+    bounded depth, shared (never re-expanded) aliases and repeated-key detection.
 
     Strings, mappings and sequences (nearly every node) are built directly instead of
-    through the generic constructor; anything else (ints, bools, timestamps, merge keys,
-    explicit tags) goes to ``SafeConstructor`` unchanged.
+    through the generic constructor; other scalars (ints, bools, explicit tags) go to
+    ``SafeConstructor``. Merge keys (``<<``) are merged here, from the shared mappings.
+    When the text has no ``*`` there is no alias and nothing needs counting.
     """
 
     # libyaml's composer calls these around every node; SafeLoader has no path resolvers,
     # so they do nothing. Built-ins of the right arity skip ~1M Python calls per 15k nodes.
     descend_resolver = staticmethod(operator.is_)
     ascend_resolver = staticmethod(tuple)
+
+    def __init__(self, stream: str, mode: Mode = "strict") -> None:
+        super().__init__(stream)
+        self.mode = mode
+        self.counted = "*" in stream  # aliases are possible
+        self.warnings: list[str] = []
+        self._memo: dict[int, Any] = {}
+        self._decoded = self._aliased = 0
 
     def resolve(self, kind: type[yaml.Node], value: Any, implicit: tuple[bool, bool]) -> str:
         # BaseResolver.resolve without path resolvers.
@@ -65,43 +146,56 @@ class _Loader(_BaseLoader):
         return _SEQ if kind is yaml.SequenceNode else _MAP
 
     def construct_document(self, node: yaml.Node) -> Any:
+        self._memo, self._decoded, self._aliased = {}, 0, 0
         try:
-            return self._build(node)
+            if self.counted:
+                return self._counted(node, 0)[0]
+            return self._build(node, 0)
         except RecursionError:
-            raise yaml.constructor.ConstructorError(
-                None,
-                None,
-                "document is recursive (an alias inside itself) or too deep",
-                node.start_mark,
-            ) from None
+            raise self._error("nesting too deep", node) from None
         finally:  # what BaseConstructor.construct_document resets
+            self._memo = {}
             self.constructed_objects: dict[yaml.Node, Any] = {}
             self.recursive_objects: dict[yaml.Node, None] = {}
 
-    def _build(self, node: yaml.Node) -> Any:
+    @staticmethod
+    def _error(problem: str, node: yaml.Node) -> yaml.constructor.ConstructorError:
+        return yaml.constructor.ConstructorError(None, None, problem, node.start_mark)
+
+    def _too_deep(self, node: yaml.Node) -> yaml.constructor.ConstructorError:
+        return self._error(f"nested deeper than {MAX_DEPTH} levels", node)
+
+    # -- without aliases: the fast path --------------------------------------------------
+
+    def _build(self, node: yaml.Node, depth: int) -> Any:
         tag = node.tag
         if tag == _STR:
             return node.value
+        if depth >= MAX_DEPTH:
+            raise self._too_deep(node)
         if tag == _MAP and isinstance(node, yaml.MappingNode):
-            return self._build_mapping(node)
+            return self._build_mapping(node, depth + 1)
         if tag == _SEQ and isinstance(node, yaml.SequenceNode):
-            return [item.value if item.tag == _STR else self._build(item) for item in node.value]
+            return [item.value if item.tag == _STR else self._build(item, depth + 1)
+                    for item in node.value]
         return self.construct_object(node, deep=True)
 
-    def _build_mapping(self, node: yaml.MappingNode) -> dict[Any, Any]:
+    def _build_mapping(self, node: yaml.MappingNode, depth: int) -> dict[Any, Any]:
         result: dict[Any, Any] = {}
         for key, value in node.value:  # string keys and values inline: most of the nodes
             if key.tag == _STR:
                 name = key.value
             elif key.tag == _MERGE:
-                return dict(self.construct_object(node, deep=True))
+                return self._merged(node, depth)
             else:
-                name = self._hashable_key(node, key)
-            result[name] = value.value if value.tag == _STR else self._build(value)
+                name = self._hashable_key(node, key, depth)
+            result[name] = value.value if value.tag == _STR else self._build(value, depth)
+        if len(result) < len(node.value):
+            self._repeated(node)
         return result
 
-    def _hashable_key(self, mapping: yaml.MappingNode, key: yaml.Node) -> Any:
-        name = self._build(key)
+    def _hashable_key(self, mapping: yaml.MappingNode, key: yaml.Node, depth: int) -> Any:
+        name = self._build(key, depth) if not self.counted else self._counted(key, depth)[0]
         try:
             hash(name)
         except TypeError:
@@ -112,6 +206,98 @@ class _Loader(_BaseLoader):
                 key.start_mark,
             ) from None
         return name
+
+    def _repeated(self, node: yaml.MappingNode) -> None:
+        """A key given twice in one mapping: an error unless the mode allows it."""
+        seen: set[tuple[str, Any]] = set()
+        for key, _ in node.value:
+            if key.tag == _MERGE or not isinstance(key, yaml.ScalarNode):
+                continue
+            if (key.tag, key.value) in seen:
+                problem = f'key "{key.value}" already set in map'
+                if self.mode == "strict":
+                    raise self._error(f"{problem} (--validate=warn allows it)", key)
+                if self.mode == "warn":
+                    self.warnings.append(f"line {key.start_mark.line + 1}: {problem}; "
+                                         "the last value is used")
+                return
+            seen.add((key.tag, key.value))
+
+    def _merged(self, node: yaml.MappingNode, depth: int) -> dict[Any, Any]:
+        """A mapping with merge keys: merged mappings first (earlier ones win), then its
+        own keys; the merged mappings are built once and only copied shallowly."""
+        build = (lambda n: self._counted(n, depth)[0]) if self.counted else (
+            lambda n: self._build(n, depth))
+        sources: list[Mapping[Any, Any]] = []
+        own: list[tuple[yaml.Node, yaml.Node]] = []
+        for key, value in node.value:
+            if key.tag != _MERGE:
+                own.append((key, value))
+                continue
+            items = value.value if isinstance(value, yaml.SequenceNode) else [value]
+            merged = []
+            for item in items:
+                if not isinstance(item, yaml.MappingNode):
+                    raise yaml.constructor.ConstructorError(
+                        "while constructing a mapping", node.start_mark,
+                        f"expected a mapping for merging, but found {item.id}",
+                        item.start_mark)
+                merged.append(build(item))
+            sources.extend(reversed(merged))
+        result: dict[Any, Any] = {}
+        for source in sources:
+            result.update(source)
+        for key, value in own:
+            name = key.value if key.tag == _STR else self._hashable_key(node, key, depth)
+            result[name] = value.value if value.tag == _STR else build(value)
+        return result
+
+    # -- with aliases: every node built once, decoding work counted ------------------------
+
+    def _counted(self, node: yaml.Node, depth: int) -> tuple[Any, int]:
+        """(value, expanded size) of ``node``, its decoding work counted as go-yaml counts
+        it: an alias to a node of expanded size s costs 1 + s decodes, s of them aliased."""
+        if node.tag == _STR:
+            self._decoded += 1
+            return node.value, 1
+        memo = self._memo.get(id(node))
+        if memo is not None:
+            if memo is _BUILDING:
+                raise self._error("an anchor's value contains an alias to itself", node)
+            value, size = memo
+            self._decoded += 1 + size
+            self._aliased += size
+            if (self._aliased > 100 and self._decoded > 1000
+                    and self._aliased / self._decoded > _allowed_alias_ratio(self._decoded)):
+                raise self._error("document contains excessive aliasing (aliases expand to "
+                                  f"{self._decoded:,} nodes)", node)
+            return value, 1 + size
+        if depth >= MAX_DEPTH:
+            raise self._too_deep(node)
+        self._memo[id(node)] = _BUILDING
+        before = self._decoded
+        self._decoded += 1
+        if node.tag == _MAP and isinstance(node, yaml.MappingNode):
+            if any(key.tag == _MERGE for key, _ in node.value):
+                value = self._merged(node, depth + 1)
+            else:
+                value = {}
+                for key, item in node.value:
+                    name = self._counted(key, depth + 1)[0]
+                    try:
+                        hash(name)
+                    except TypeError:
+                        raise self._error("found an unhashable key", key) from None
+                    value[name] = self._counted(item, depth + 1)[0]
+                if len(value) < len(node.value):
+                    self._repeated(node)
+        elif node.tag == _SEQ and isinstance(node, yaml.SequenceNode):
+            value = [self._counted(item, depth + 1)[0] for item in node.value]
+        else:
+            value = self.construct_object(node, deep=True)
+        size = self._decoded - before
+        self._memo[id(node)] = (value, size)
+        return value, size
 
 
 YAML_SUFFIXES = (".yaml", ".yml", ".json")
@@ -188,24 +374,40 @@ class Inputs:
 Handler = Callable[[Document, Inputs], None]
 
 
+NameRule = Callable[[str], tuple[str, ...]]
+
+
 @dataclass(frozen=True)
 class _Registration:
     kind: str
     api_versions: tuple[str, ...] | None  # None: any group version
     handler: Handler
+    schema: str | None = None  # root type in gangsched.api.schema; None: not checked
+    name_rule: NameRule = names.dns1123_subdomain
 
 
 _REGISTRY: dict[str, list[_Registration]] = {}
 
 
-def register(kind: str, api_versions: tuple[str, ...] | None, handler: Handler) -> None:
+def register(
+    kind: str,
+    api_versions: tuple[str, ...] | None,
+    handler: Handler,
+    *,
+    schema: str | None = None,
+    name_rule: NameRule = names.dns1123_subdomain,
+) -> None:
     """Handle objects of ``kind`` with these apiVersions (``None``: any).
 
-    Registering the same kind and versions again replaces the handler.
+    ``schema`` names the kind's root type in :mod:`gangsched.api.schema`: objects are
+    checked against it (unknown fields, types, ranges, quantities) before ``handler``
+    runs. ``name_rule`` checks ``metadata.name`` (the API server's rule for the kind:
+    a DNS subdomain for nearly every kind). Registering the same kind and versions again
+    replaces the handler.
     """
     entries = _REGISTRY.setdefault(kind, [])
     entries[:] = [e for e in entries if e.api_versions != api_versions]
-    entries.append(_Registration(kind, api_versions, handler))
+    entries.append(_Registration(kind, api_versions, handler, schema, name_rule))
 
 
 def _ensure_front_ends() -> None:
@@ -230,12 +432,17 @@ def supported_kinds() -> list[str]:
     )
 
 
-def _handler_for(api_version: str, kind: str) -> Handler | None:
+def _registration_for(api_version: str, kind: str) -> _Registration | None:
     entries = _REGISTRY.get(kind, [])
     for entry in entries:
         if entry.api_versions is not None and api_version in entry.api_versions:
-            return entry.handler
-    return next((e.handler for e in entries if e.api_versions is None), None)
+            return entry
+    return next((e for e in entries if e.api_versions is None), None)
+
+
+def _handler_for(api_version: str, kind: str) -> Handler | None:
+    entry = _registration_for(api_version, kind)
+    return None if entry is None else entry.handler
 
 
 # -- built-in kinds --------------------------------------------------------------------
@@ -260,6 +467,10 @@ def _topology_levels(doc: Document) -> list[str]:
     if not levels:
         raise InputError("must list at least one level", field="spec.levels")
     for i, label in enumerate(levels):
+        problems = names.qualified_name(label)
+        if problems:
+            raise InputError(f"invalid node label key {label!r}: {names.first(problems)}",
+                             field=f"spec.levels[{i}].nodeLabel")
         if label in levels[:i]:
             raise InputError(f"duplicate {label!r}", field=f"spec.levels[{i}].nodeLabel")
     return levels
@@ -280,17 +491,32 @@ def _handle_topology(doc: Document, inputs: Inputs) -> None:
     inputs.add_object(doc, levels)
 
 
-register("Node", ("v1",), _handle_node)
-register("Pod", ("v1",), _handle_pod)
+schema.define({
+    # Kueue's Topology (kueue.x-k8s.io v1alpha1/v1beta1/v1beta2, TopologySpec in
+    # apis/kueue/*/topology_types.go) and KAI's (kai.scheduler/v1alpha1): levels of
+    # node labels. Status is the controller's; kept open.
+    "gangsched.Topology": {"apiVersion": "string", "kind": "string",
+                           "metadata": "meta.v1.ObjectMeta", "spec": "gangsched.TopologySpec",
+                           "status": "any"},
+    "gangsched.TopologySpec": {"levels": {"list": "gangsched.TopologyLevel"}},
+    "gangsched.TopologyLevel": {"nodeLabel": "string"},
+    # A List or *List wrapper (metav1.List): its items are checked one by one.
+    "gangsched.List": {"apiVersion": "string", "kind": "string",
+                       "metadata": "meta.v1.ListMeta", "items": {"list": "any"}},
+})
+
+register("Node", ("v1",), _handle_node, schema="core.v1.Node")
+register("Pod", ("v1",), _handle_pod, schema="core.v1.Pod")
 register(
     "Topology",
     ("kueue.x-k8s.io/v1alpha1", "kueue.x-k8s.io/v1beta1", "kueue.x-k8s.io/v1beta2"),
     _handle_topology,
+    schema="gangsched.Topology",
 )
-register("Topology", ("kai.scheduler/v1alpha1",), _handle_topology)
+register("Topology", ("kai.scheduler/v1alpha1",), _handle_topology, schema="gangsched.Topology")
 
 
-# -- reading YAML ----------------------------------------------------------------------
+# -- reading files, within limits ------------------------------------------------------
 
 
 def _expand_paths(paths: Sequence[str | Path]) -> Iterator[str]:
@@ -304,32 +530,134 @@ def _expand_paths(paths: Sequence[str | Path]) -> Iterator[str]:
             yield path
 
 
+def _too_big(size: int | str, limit: int, file: str) -> InputError:
+    shown = f"{size:,} bytes" if isinstance(size, int) else size
+    return InputError(
+        f"file is too large ({shown}; the limit is {limit:,} bytes; set "
+        f"${MAX_INPUT_ENV}, e.g. to 1Gi, to read larger files)", file=file)
+
+
 def _read(path: str) -> str:
-    if path == "-":
-        return sys.stdin.read()
+    limit = max_input_bytes()
+    name = "<stdin>" if path == "-" else path
     try:
-        return Path(path).read_text(encoding="utf-8")
+        if path == "-":
+            data = sys.stdin.buffer.read(limit + 1) if hasattr(sys.stdin, "buffer") else (
+                sys.stdin.read(limit + 1).encode("utf-8", "surrogateescape"))
+            if len(data) > limit:
+                raise _too_big(f"more than {limit:,} bytes", limit, name)
+        else:
+            size = Path(path).stat().st_size
+            if size > limit:
+                raise _too_big(size, limit, name)
+            with open(path, "rb") as handle:
+                data = handle.read(limit + 1)
+            if len(data) > limit:
+                raise _too_big(f"more than {limit:,} bytes", limit, name)
+        return data.decode("utf-8")
     except FileNotFoundError:
-        raise InputError("file not found", file=path) from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError(f"cannot read file: {err}", file=path) from None
+        raise InputError("file not found", file=name) from None
+    except UnicodeDecodeError as err:
+        raise InputError(f"not UTF-8 text (byte {err.start}: {err.reason})", file=name) from None
+    except OSError as err:
+        raise InputError(f"cannot read file: {err.strerror or err}", file=name) from None
 
 
-def _yaml_documents(text: str, file: str) -> Iterator[tuple[int, object]]:
+# -- nesting depth, before parsing -------------------------------------------------------
+
+_LINE_START = "[\r\n\x85\u2028\u2029]"
+_STRUCTURE_PREFIX = re.compile(  # a line whose first _SAFE_BOUND chunks are all structure
+    f"(?:\\A|{_LINE_START})(?:[ \\t]|[-?:][ \\t]|[&!][^ \\t\\r\\n]*[ \\t]){{{_SAFE_BOUND}}}")
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+
+
+def _flow_openers(text: str) -> int:
+    """Brackets that may open a flow collection and stay open (``{}`` and ``[]`` close
+    at once): an upper bound on flow nesting."""
+    return (text.count("[") + text.count("{")) - text.count("[]") - text.count("{}")
+
+
+def _yaml_depth_ok(text: str) -> bool:
+    """Whether the text certainly nests less than _SAFE_BOUND levels, from two cheap
+    bounds: block nesting needs, per level, an indentation space or an indicator (``- ``,
+    ``? ``, ``: ``) before the deepest node on its line; flow nesting needs an opener."""
+    if _flow_openers(text) > _SAFE_BOUND // 2:
+        return False
+    return _STRUCTURE_PREFIX.search(text) is None
+
+
+def _check_yaml_depth(text: str, file: str) -> None:
+    """Refuse nesting deeper than MAX_DEPTH before composing: cheap bounds first, else
+    the parser's events counted (libyaml's parser keeps an explicit stack)."""
+    if _yaml_depth_ok(text):
+        return  # the composer is safe; the builder enforces MAX_DEPTH exactly
+    depth, index = 0, 0
+    starts = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
+    ends = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+    try:
+        for event in yaml.parse(text, Loader=_BaseLoader):
+            kind = type(event)
+            if kind in starts:
+                depth += 1
+                if depth > MAX_DEPTH:
+                    mark = event.start_mark
+                    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+                    raise InputError(f"invalid YAML{where}: nested deeper than {MAX_DEPTH} "
+                                     "levels", file=file, doc=index)
+            elif kind in ends:
+                depth -= 1
+            elif kind is yaml.DocumentEndEvent:
+                index += 1
+    except yaml.YAMLError as err:
+        raise _yaml_error(err, file, index) from None
+
+
+def _check_json_depth(text: str, file: str) -> None:
+    """Refuse JSON nested deeper than MAX_DEPTH: brackets counted outside strings."""
+    if _flow_openers(text) <= MAX_DEPTH:
+        return
+    brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text))
+    steps = np.frombuffer(brackets.encode("ascii"), np.uint8)
+    depth = np.cumsum(np.where((steps == 91) | (steps == 123), 1, -1), dtype=np.int64)
+    if len(depth) and int(depth.max()) > MAX_DEPTH:
+        raise InputError(f"invalid JSON: nested deeper than {MAX_DEPTH} levels",
+                         file=file, doc=0)
+
+
+# -- parsing ---------------------------------------------------------------------------
+
+
+def _yaml_documents(text: str, file: str, mode: Mode = "strict") -> Iterator[tuple[int, object]]:
     """(index, document) pairs; invalid YAML becomes an InputError with its line."""
+    yield from _parse(text, file, mode, [])
+
+
+def _parse(text: str, file: str, mode: Mode, warnings: list[str]) -> Iterator[tuple[int, object]]:
     if text.lstrip().startswith("{"):  # JSON (kubectl -o json) parses much faster as JSON
+        _check_json_depth(text, file)
         try:
             yield 0, json.loads(text)
             return
         except ValueError:
             pass  # not JSON after all: let the YAML parser explain (or accept) it
+        except RecursionError:
+            raise InputError(f"invalid JSON: nested deeper than {MAX_DEPTH} levels",
+                             file=file, doc=0) from None
+    _check_yaml_depth(text, file)
     index = 0  # of the document being parsed when an error occurs
+    loader = _Loader(text, mode)
     try:
-        for data in yaml.load_all(text, Loader=_Loader):
+        while loader.check_data():
+            data = loader.get_data()
+            warnings.extend(f"{file}[doc {index}]: {w}" for w in loader.warnings)
+            loader.warnings.clear()
             yield index, data
             index += 1
     except yaml.YAMLError as err:
         raise _yaml_error(err, file, index) from None
+    finally:
+        loader.dispose()
 
 
 def _yaml_error(err: yaml.YAMLError, file: str, index: int) -> InputError:
@@ -381,7 +709,10 @@ def _with_defaults(item: object, api_version: str, kind: str) -> object:
     return {**item, **missing} if missing else item
 
 
-def _objects(file: str, index: int, obj: object, path: str = "") -> Iterator[Document]:
+def _objects(
+    file: str, index: int, obj: object, path: str = "", mode: Mode | None = None,
+    warnings: list[str] | None = None, nesting: int = 0,
+) -> Iterator[Document]:
     """The Documents in one YAML document, expanding ``List`` / ``*List`` recursively."""
     doc = _document(file, index, obj, path)
     if not (doc.kind == "List" or (doc.kind.endswith("List") and "items" in doc.obj)):
@@ -389,12 +720,17 @@ def _objects(file: str, index: int, obj: object, path: str = "") -> Iterator[Doc
         return
     items_path = f"{path}.items" if path else "items"
     try:
+        if nesting >= MAX_LIST_NESTING:
+            raise InputError(f"Lists nested more than {MAX_LIST_NESTING} deep")
+        found = schema.check(doc.obj, "gangsched.List", mode or schema.default_mode())
+        if warnings is not None:
+            warnings.extend(str(doc.locate(w)) for w in found)
         items = as_list(doc.obj.get("items"), "items")
     except InputError as err:
         raise doc.locate(err) from None
     for i, item in enumerate(items):
         item = _with_defaults(item, doc.api_version, doc.kind)
-        yield from _objects(file, index, item, f"{items_path}[{i}]")
+        yield from _objects(file, index, item, f"{items_path}[{i}]", mode, warnings, nesting + 1)
 
 
 def _unsupported(doc: Document) -> tuple[str, str]:
@@ -411,17 +747,23 @@ def _unsupported(doc: Document) -> tuple[str, str]:
     )
 
 
-def _dispatch(doc: Document, inputs: Inputs, ignore_unknown: bool) -> None:
-    handler = _handler_for(doc.api_version, doc.kind)
-    if handler is None:
+def _dispatch(
+    doc: Document, inputs: Inputs, ignore_unknown: bool, *, mode: Mode | None = None
+) -> None:
+    entry = _registration_for(doc.api_version, doc.kind)
+    if entry is None:
         reason, supported = _unsupported(doc)
         if not ignore_unknown:
             raise doc.error(f"{reason}; {supported}")
         inputs.warnings.append(str(doc.error(f"{reason}; skipped")))
         return
-    inputs.documents.append(doc)
     try:
-        handler(doc, inputs)
+        if entry.schema is not None:
+            found = schema.check(doc.obj, entry.schema, mode or schema.default_mode())
+            inputs.warnings.extend(str(doc.locate(w)) for w in found)
+        check_object_meta(doc.obj.get("metadata"), entry.name_rule)
+        inputs.documents.append(doc)
+        entry.handler(doc, inputs)
     except InputError as err:
         raise doc.locate(err) from None
 
@@ -431,6 +773,7 @@ def load(
     *,
     ignore_unknown: bool = False,
     errors: list[InputError] | None = None,
+    validate: Mode | None = None,
 ) -> Inputs:
     """Load Kubernetes objects from YAML files (``-`` is stdin; directories expand).
 
@@ -439,18 +782,22 @@ def load(
     ``errors`` list, problems are appended there instead and loading goes on (a bad
     document is skipped, a bad file is left after its first YAML error): for reporting
     every problem at once; the returned inputs then hold only the good objects.
+    ``validate`` is the mode for unknown fields and repeated keys (``strict``, ``warn``,
+    ``ignore``; default :func:`gangsched.api.schema.default_mode`); ``ignore_unknown``
+    skips objects of unsupported kinds with a warning.
     """
     _ensure_front_ends()
+    mode = validate or schema.default_mode()
     inputs = Inputs()
     for file in _expand_paths(paths):
         name = "<stdin>" if file == "-" else file
         try:
-            for index, data in _yaml_documents(_read(file), name):
+            for index, data in _parse(_read(file), name, mode, inputs.warnings):
                 if data is None:
                     continue
-                for doc in _objects_or_error(name, index, data, errors):
+                for doc in _objects_or_error(name, index, data, errors, mode, inputs.warnings):
                     try:
-                        _dispatch(doc, inputs, ignore_unknown)
+                        _dispatch(doc, inputs, ignore_unknown, mode=mode)
                     except InputError as err:
                         if errors is None:
                             raise
@@ -462,20 +809,23 @@ def load(
     return inputs
 
 
-def load_object(obj: Mapping[str, Any], source: str = "api") -> Inputs:
+def load_object(obj: Mapping[str, Any], source: str = "api", validate: Mode = "ignore") -> Inputs:
     """One object (say, from the API server) parsed as :func:`load` would parse it from a
-    file; raises :class:`InputError` when it is invalid or its kind unknown."""
+    file; raises :class:`InputError` when it is invalid or its kind unknown. Fields this
+    Kubernetes version does not know are ignored by default: a newer API server may add
+    some."""
     _ensure_front_ends()
     inputs = Inputs()
-    _dispatch(_document(source, 0, obj, ""), inputs, ignore_unknown=False)
+    _dispatch(_document(source, 0, obj, ""), inputs, ignore_unknown=False, mode=validate)
     return inputs
 
 
 def _objects_or_error(
-    name: str, index: int, data: object, errors: list[InputError] | None
+    name: str, index: int, data: object, errors: list[InputError] | None,
+    mode: Mode | None = None, warnings: list[str] | None = None,
 ) -> list[Document]:
     try:
-        return list(_objects(name, index, data))
+        return list(_objects(name, index, data, "", mode, warnings))
     except InputError as err:
         if errors is None:
             raise

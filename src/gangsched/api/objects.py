@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
+from gangsched.api import names
 from gangsched.api.errors import InputError
 from gangsched.api.quantity import format_quantity, parse_resources
 from gangsched.api.types import (
@@ -65,6 +66,9 @@ def _describe(value: object) -> str:
     if isinstance(value, int | float):
         return f"{'an integer' if isinstance(value, int) else 'a number'} ({value!r})"
     return f"a {type(value).__name__} ({value!r})"
+
+
+describe = _describe
 
 
 def _wrong_type(expected: str, value: object, field: str) -> InputError:
@@ -136,6 +140,68 @@ def as_str_map(value: object, field: str) -> dict[str, str]:
     return result
 
 
+def check_label_key(key: str, field: str, what: str = "label key") -> None:
+    """A label key (qualified name): an optional DNS subdomain prefix and ``/``, then a
+    name of at most 63 alphanumerics, ``-``, ``_`` and ``.``."""
+    problems = names.qualified_name(key)
+    if problems:
+        raise InputError(f"invalid {what} {key!r}: {names.first(problems)}", field=field)
+
+
+def check_labels(labels: Mapping[str, str], field: str) -> None:
+    """Label keys and values as the API server validates them (``ValidateLabels``)."""
+    qualified, valid_value = names.qualified_name, names.label_value
+    for key, value in labels.items():
+        if qualified(key):
+            check_label_key(key, field)
+        problems = valid_value(value)
+        if problems:
+            raise InputError(f"invalid label value {value!r}: {names.first(problems)}",
+                             field=_join(field, key))
+
+
+def check_annotations(annotations: Mapping[str, str], field: str) -> None:
+    """Annotation keys are qualified names (case aside); all of them at most 256 KiB."""
+    total = 0
+    for key, value in annotations.items():
+        problems = names.qualified_name(key.lower())
+        if problems:
+            raise InputError(f"invalid annotation key {key!r}: {names.first(problems)}",
+                             field=field)
+        total += len(key.encode("utf-8", "surrogatepass")) + len(
+            value.encode("utf-8", "surrogatepass"))
+    if total > names.ANNOTATIONS_MAX_BYTES:
+        raise InputError(f"annotations are {total:,} bytes, more than the limit of "
+                         f"{names.ANNOTATIONS_MAX_BYTES:,}", field=field)
+
+
+def check_name(name: str, field: str, rule: Callable[[str], tuple[str, ...]],
+               what: str = "name") -> None:
+    problems = rule(name)
+    if problems:
+        raise InputError(f"invalid {what} {name!r}: {names.first(problems)}", field=field)
+
+
+def check_object_meta(meta: object, name_rule: Callable[[str], tuple[str, ...]] = (
+        names.dns1123_subdomain)) -> None:
+    """``ValidateObjectMeta`` for what it checks of an object's own fields: the name (by
+    ``name_rule``, the kind's rule), the namespace (a DNS label), labels, annotations."""
+    if not isinstance(meta, Mapping):
+        return
+    name, namespace = meta.get("name"), meta.get("namespace")
+    if isinstance(name, str) and name:
+        check_name(name, "metadata.name", name_rule)
+    if isinstance(namespace, str) and namespace:
+        check_name(namespace, "metadata.namespace", names.dns1123_label, "namespace")
+    labels = meta.get("labels")
+    if isinstance(labels, Mapping) and labels:
+        check_labels(as_str_map(labels, "metadata.labels"), "metadata.labels")
+    annotations = meta.get("annotations")
+    if isinstance(annotations, Mapping) and annotations:
+        check_annotations(as_str_map(annotations, "metadata.annotations"),
+                          "metadata.annotations")
+
+
 def mappings(value: object, field: str) -> Iterator[tuple[Mapping[str, Any], str]]:
     """The entries of a list of mappings, each with its field path ``field[i]``."""
     for i, item in enumerate(as_list(value, field)):
@@ -183,10 +249,14 @@ def _check_values(op: SelectorOp, values: tuple[str, ...], field: str) -> None:
 
 
 def parse_requirement(
-    obj: Mapping[str, Any], field: str, operators: tuple[SelectorOp, ...] = NODE_SELECTOR_OPS
+    obj: Mapping[str, Any], field: str, operators: tuple[SelectorOp, ...] = NODE_SELECTOR_OPS,
+    *, label_values: bool = True,
 ) -> Requirement:
-    """One ``{key, operator, values}`` expression, validated as Kubernetes does."""
+    """One ``{key, operator, values}`` expression, validated as Kubernetes does: the key
+    a qualified name, the values (unless ``label_values`` is false) label values."""
     key = required_str(obj, "key", field)
+    if label_values:
+        check_label_key(key, _join(field, "key"))
     op = one_of(required_str(obj, "operator", field), operators, _join(field, "operator"))
     values_field = _join(field, "values")
     values = tuple(
@@ -194,6 +264,12 @@ def parse_requirement(
         for i, v in enumerate(as_list(obj.get("values"), values_field))
     )
     _check_values(op, values, values_field)
+    if label_values:
+        for i, value in enumerate(values):
+            problems = names.label_value(value)
+            if problems:
+                raise InputError(f"invalid label value {value!r}: {names.first(problems)}",
+                                 field=f"{values_field}[{i}]")
     return Requirement(key=key, operator=op, values=values)
 
 
@@ -208,6 +284,7 @@ def parse_label_selector(obj: object, field: str) -> LabelSelector:
     callers for which an absent selector means "nothing" must check before calling."""
     selector = as_mapping(obj, field)
     match_labels = as_str_map(selector.get("matchLabels"), _join(field, "matchLabels"))
+    check_labels(match_labels, _join(field, "matchLabels"))
     expressions = _requirements(
         selector.get("matchExpressions"), _join(field, "matchExpressions"), LABEL_SELECTOR_OPS
     )
@@ -218,7 +295,7 @@ def parse_label_selector(obj: object, field: str) -> LabelSelector:
 
 def _parse_field_requirement(obj: Mapping[str, Any], field: str) -> Requirement:
     """A ``matchFields`` entry: only ``metadata.name`` with In/NotIn and one value."""
-    req = parse_requirement(obj, field, ("In", "NotIn"))
+    req = parse_requirement(obj, field, ("In", "NotIn"), label_values=False)
     if req.key != "metadata.name":
         raise InputError(
             f"unsupported field {req.key!r}; only metadata.name is supported",
@@ -270,7 +347,11 @@ def parse_taints(obj: object, field: str) -> tuple[Taint, ...]:
     taints: list[Taint] = []
     for item, path in mappings(obj, field):
         key = required_str(item, "key", path)
+        check_label_key(key, _join(path, "key"), "taint key")
         value = as_str(item.get("value"), _join(path, "value"))
+        if names.label_value(value):
+            raise InputError(f"invalid taint value {value!r}: "
+                             f"{names.first(names.label_value(value))}", field=_join(path, "value"))
         effect = one_of(required_str(item, "effect", path), TAINT_EFFECTS, _join(path, "effect"))
         if any(t.key == key and t.effect == effect for t in taints):
             raise InputError(f"duplicate taint {key}:{effect}", field=path)
@@ -280,6 +361,8 @@ def parse_taints(obj: object, field: str) -> tuple[Taint, ...]:
 
 def _parse_toleration(item: Mapping[str, Any], path: str) -> Toleration:
     key = as_str(item.get("key"), _join(path, "key"))
+    if key:
+        check_label_key(key, _join(path, "key"), "toleration key")
     op_field = _join(path, "operator")
     operator = one_of(as_str(item.get("operator"), op_field) or "Equal", TOLERATION_OPS, op_field)
     value = as_str(item.get("value"), _join(path, "value"))
@@ -291,6 +374,9 @@ def _parse_toleration(item: Mapping[str, Any], path: str) -> Toleration:
         raise InputError("must be Exists when `key` is empty", field=op_field)
     if operator == "Exists" and value:
         raise InputError("must be empty when `operator` is 'Exists'", field=_join(path, "value"))
+    if names.label_value(value):
+        raise InputError(f"invalid toleration value {value!r}: "
+                         f"{names.first(names.label_value(value))}", field=_join(path, "value"))
     seconds_field = _join(path, "tolerationSeconds")
     if item.get("tolerationSeconds") is not None:
         as_int(item.get("tolerationSeconds"), seconds_field)
@@ -307,6 +393,7 @@ def parse_tolerations(obj: object, field: str) -> tuple[Toleration, ...]:
 def parse_node_requirements(spec: Mapping[str, Any], field: str) -> NodeRequirements:
     """nodeSelector, required node affinity and tolerations of a pod spec."""
     selector = as_str_map(spec.get("nodeSelector"), _join(field, "nodeSelector"))
+    check_labels(selector, _join(field, "nodeSelector"))
     affinity_field = _join(field, "affinity")
     affinity = as_mapping(spec.get("affinity"), affinity_field)
     return NodeRequirements(
@@ -459,9 +546,13 @@ def parse_pod_template(template: object, field: str) -> PodTemplate:
     scheduler = as_str(spec.get("schedulerName"), _join(spec_field, "schedulerName"))
     priority_class = as_str(spec.get("priorityClassName"), _join(spec_field, "priorityClassName"))
     group_name = as_str(group.get("podGroupName"), _join(group_field, "podGroupName"))
+    labels = as_str_map(meta.get("labels"), _join(meta_field, "labels"))
+    check_labels(labels, _join(meta_field, "labels"))
+    annotations = as_str_map(meta.get("annotations"), _join(meta_field, "annotations"))
+    check_annotations(annotations, _join(meta_field, "annotations"))
     return PodTemplate(
-        labels=as_str_map(meta.get("labels"), _join(meta_field, "labels")),
-        annotations=as_str_map(meta.get("annotations"), _join(meta_field, "annotations")),
+        labels=labels,
+        annotations=annotations,
         requests=pod_requests(spec, spec_field),
         requirements=parse_node_requirements(spec, spec_field),
         scheduler_name=scheduler or "default-scheduler",
