@@ -422,6 +422,7 @@ class Result:
     gangs_complete: int
     gangs_partial: int
     gangs_unbound: int
+    timed_out: bool = False  # stopped at --timeout while still binding
     composites_complete: int | None = None
     composites_partial: int | None = None
     notes: list[str] = field(default_factory=list)
@@ -441,6 +442,7 @@ def run_one(cp: ControlPlane, case: Case, which: str, idle: float, timeout: floa
     start = time.monotonic()
     sched.start()
     last_count, last_change = 0, start
+    timed_out = False
     try:
         while True:
             time.sleep(0.5)
@@ -449,7 +451,10 @@ def run_one(cp: ControlPlane, case: Case, which: str, idle: float, timeout: floa
                 last_count, last_change = count, now
             if count == len(pods) and now - last_change > 2.0:
                 break
-            if now - last_change > idle or now - start > timeout:
+            if now - last_change > idle:
+                break
+            if now - start > timeout:
+                timed_out = True
                 break
         cpu = sched.cpu()
     finally:
@@ -470,7 +475,10 @@ def run_one(cp: ControlPlane, case: Case, which: str, idle: float, timeout: floa
         first_bind_s=round(times[0] - start, 2) if bound else float("nan"),
         last_bind_s=round(times[-1] - start, 2) if bound else float("nan"),
         cpu_s=round(cpu, 1), gangs_complete=complete, gangs_partial=partial,
-        gangs_unbound=len(sizes) - complete - partial)
+        gangs_unbound=len(sizes) - complete - partial, timed_out=timed_out)
+    if timed_out:
+        res.notes.append(f"stopped at the {timeout:.0f}s limit while still binding: "
+                         "unbound gangs include gangs not yet attempted")
     if case.composite:
         cpgs: dict[str, list[bool]] = {}
         for g, n in per_gang.items():
@@ -537,7 +545,8 @@ def main(argv: Iterable[str] | None = None) -> int:
                     help="shrink nodes and gangs (e.g. 0.1: 500 nodes) for a quick run")
     ap.add_argument("--idle", type=float, default=30.0,
                     help="stop a run after this many seconds without a new bind")
-    ap.add_argument("--timeout", type=float, default=900.0, help="longest run, seconds")
+    ap.add_argument("--timeout", type=float, default=600.0,
+                    help="longest run of one scheduler on one case, seconds")
     ap.add_argument("--json", action="store_true", help="print the results as JSON")
     ap.add_argument("--save", type=Path, help="also write the results as JSON to this file")
     ap.add_argument("--logs", type=Path, help="keep scheduler logs here")
