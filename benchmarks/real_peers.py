@@ -451,7 +451,7 @@ def run_one(cp: ControlPlane, case: Case, which: str, idle: float, timeout: floa
                 last_count, last_change = count, now
             if count == len(pods) and now - last_change > 2.0:
                 break
-            if now - last_change > idle:
+            if count and now - last_change > idle:  # before the first bind: startup
                 break
             if now - start > timeout:
                 timed_out = True
@@ -544,7 +544,8 @@ def main(argv: Iterable[str] | None = None) -> int:
     ap.add_argument("--scale", type=float, default=1.0,
                     help="shrink nodes and gangs (e.g. 0.1: 500 nodes) for a quick run")
     ap.add_argument("--idle", type=float, default=30.0,
-                    help="stop a run after this many seconds without a new bind")
+                    help="stop a run after this many seconds without a new bind (counted "
+                         "from the first bind; before it, --timeout applies)")
     ap.add_argument("--timeout", type=float, default=600.0,
                     help="longest run of one scheduler on one case, seconds")
     ap.add_argument("--json", action="store_true", help="print the results as JSON")
