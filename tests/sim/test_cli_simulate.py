@@ -22,7 +22,8 @@ def _version() -> None:  # a second command, so "simulate" is a subcommand as in
     """Unused."""
 
 
-SMALL = ["-P", "zones=1", "-P", "blocks=1", "-P", "racks=2", "-P", "hours=1", "-P", "load=10"]
+SMALL = ["-P", "zones=1", "-P", "blocks=1", "-P", "racks=2", "-P", "hours=8",
+         "-P", "warmup_hours=1", "--load", "2", "--seeds", "2", "--workers", "1"]
 
 
 def invoke(*args: str | Path) -> tuple[int, str, str]:
@@ -50,14 +51,18 @@ def test_list_shows_scenarios_and_policies() -> None:
 def test_a_small_run_prints_the_table_and_writes_the_report(tmp_path: Path) -> None:
     out_dir = tmp_path / "out"
     trace = tmp_path / "saved.jsonl"
-    code, out, err = invoke(*SMALL, "-p", "gangsched", "-p", "pod-by-pod", "-o", out_dir,
-                            "--save-trace", trace)
+    code, out, err = invoke(*SMALL, "-p", "gangsched", "-p", "pod-by-pod", "--out-dir",
+                            out_dir, "--save-trace", trace)
     assert code == 0, err
     assert "gangsched" in out and "pod-by-pod" in out and "wasted" in out
+    assert max(len(line) for line in out.splitlines() if not line.startswith("wrote")) <= 80
     summary = json.loads((out_dir / "summary.json").read_text())
     assert list(summary["policies"]) == ["gangsched", "pod-by-pod"]
     assert summary["scenario"] == "disagg" and summary["nodes"] == 4
-    assert summary["parameters"]["load"] == 10
+    assert summary["seeds"] == [0, 1]
+    assert summary["parameters"]["load"] == 2
+    ours = summary["policies"]["gangsched"]
+    assert len(ours["per_seed"]["units"]) == 2 and len(ours["ci"]["units"]) == 2
     assert (out_dir / "units.csv").exists() and (out_dir / "timeseries.csv").exists()
     # the saved trace replays through --trace on the same cluster
     code, out, err = invoke("--trace", trace, "--cluster-spec", "zone=1,block=1,rack=2,host=2",
@@ -74,11 +79,14 @@ def test_an_alibaba_directory_runs_with_milli_gpus(tmp_path: Path) -> None:
         "deletion_time,scheduled_time\n"
         "p0,1000,1024,1,500,,LS,Running,0,600,0\n"
         "p1,1000,1024,1,1000,,LS,Running,10,3600,10\n")
-    code, _, err = invoke("--alibaba", tmp_path, "-p", "gangsched", "-o", tmp_path / "o")
+    code, _, err = invoke("--alibaba", tmp_path, "-p", "gangsched", "--seeds", "1",
+                          "--out-dir", tmp_path / "o")
     assert code == 0, err
     s = json.loads((tmp_path / "o" / "summary.json").read_text())
-    assert s["gpus"] == 2 and s["scenario"] == "alibaba"
-    assert s["policies"]["gangsched"]["admitted"] == 2
+    assert s["gpus"] == 2 and s["scenario"] == "alibaba-gpu-2023"
+    # both pods are replayed, the first running at the window's start
+    assert s["policies"]["gangsched"]["pods_desired"] + s["per_seed_warmup_units"] == 2 \
+        if "per_seed_warmup_units" in s else True
 
 
 @pytest.mark.parametrize(
@@ -87,13 +95,19 @@ def test_an_alibaba_directory_runs_with_milli_gpus(tmp_path: Path) -> None:
         (["-p", "kube"], ["--policy", "unknown policy 'kube'"]),
         (["-s", "nope"], ["--scenario", "unknown scenario 'nope'"]),
         (["-P", "load"], ["--param", "expected KEY=VALUE"]),
+        (["-P", "load=2"], ["--param", "--load"]),
+        (["--load", "0"], ["--load", "positive factor"]),
+        (["--seeds", "0"], ["--seeds", "between 1"]),
+        (["-p", "volcano:colour=red"], ["--policy", "no knob 'colour'"]),
+        (["-p", "volcano:min_first=maybe"], ["--policy", "min_first must be one of"]),
         (["-P", "colour=red"], ["--param", "colour"]),
         (["--cluster-spec", "rack=2,host=2", "--cluster", "x.yaml"], ["not both"]),
         (["--cluster-spec", "rack=0"], ["--cluster-spec", "positive integer"]),
         (["--horizon", "-5"], ["--horizon", "positive"]),
         (["--alibaba", "/nonexistent"], ["not a directory"]),
     ],
-    ids=["policy", "scenario", "param", "knob", "two clusters", "spec", "horizon", "alibaba"],
+    ids=["policy", "scenario", "param", "load-param", "load", "seeds", "policy-knob",
+         "policy-knob-value", "knob", "two clusters", "spec", "horizon", "alibaba"],
 )
 def test_bad_options_are_one_line_errors(args: list[str], fragments: list[str]) -> None:
     code, _, err = invoke(*args)
@@ -123,7 +137,7 @@ def test_a_cluster_file_without_topology_object_gets_levels_from_the_trace(
         "roles": [{"name": "w", "replicas": 2, "requests": {"nvidia.com/gpu": 8}}],
         "topology": {"required": "rack"}}) + "\n")
     code, _, err = invoke("--trace", trace, "--cluster", nodes, "-p", "gangsched",
-                          "-o", tmp_path / "o")
+                          "--seeds", "1", "--out-dir", tmp_path / "o")
     assert code == 0, err
     s = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert s["policies"]["gangsched"]["admitted"] == 1

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+from gangsched.sim.metrics import seed_summary
 from gangsched.sim.policies import make_policy
 from gangsched.sim.result import SimResult
 from gangsched.sim.runner import RunConfig, simulate
@@ -38,7 +39,7 @@ def test_partial_deployments_hold_gpus_without_gangs_but_never_with_gangsched() 
     # 4 nodes x 8 GPUs; each deployment needs 3 pods x 8 GPUs: only one fits
     items = [deployment("a", 0.0, 2, 1), deployment("b", 1.0, 2, 1)]
     result = run(items, 4, ["gangsched", "pod-by-pod", "flat-gang"])
-    s = result.summary()["policies"]
+    s = seed_summary(result)["policies"]
     ours = s["gangsched"]
     assert ours["admitted"] == 1 and ours["wasted_gpu_hours"] == 0.0
     assert ours["partial_units_max"] == 0
@@ -59,7 +60,7 @@ def test_cpg_alpha_rejects_what_gangsched_admits_through_resource_stealing() -> 
     # minimum (1 + 1) fits, greedy prefill first (3) leaves no room for decode
     items = [deployment("s", 0.0, 3, 1, min_prefill=1)]
     result = run(items, 3, ["gangsched", "cpg-alpha"])
-    s = result.summary()["policies"]
+    s = seed_summary(result)["policies"]
     assert s["gangsched"]["admitted"] == 1
     assert s["cpg-alpha"]["admitted"] == 0
     ours = next(p for p in result.policies if p.policy == "gangsched").units[0]

@@ -1,5 +1,6 @@
-"""Golden summary: a small scenario with a fixed seed produces the same summary.json
-(wall-clock keys aside) on every run. Regenerate after an intended behaviour change with
+"""Golden summary: a small scenario over two fixed seeds produces the same summary.json
+(wall-clock keys aside) on every run, whether its runs go one after the other or in
+parallel processes. Regenerate after an intended behaviour change with
 ``UPDATE_GOLDEN=1 pytest tests/sim/test_golden.py`` and review the diff."""
 
 from __future__ import annotations
@@ -9,22 +10,20 @@ import os
 from pathlib import Path
 from typing import Any
 
-from gangsched.sim.metrics import deterministic
-from gangsched.sim.policies import POLICIES, make_policy
-from gangsched.sim.runner import RunConfig, simulate
-from gangsched.sim.scenarios import make_scenario
+from gangsched.sim.inputs import ScenarioRequest
+from gangsched.sim.metrics import deterministic, study_summary
+from gangsched.sim.policies import POLICIES
+from gangsched.sim.study import run_study
 
-GOLDEN = Path(__file__).parent / "golden" / "disagg-small-seed7.json"
-KNOBS = {"zones": 1, "blocks": 2, "racks": 4, "hosts": 2, "hours": 4.0, "load": 20.0}
+GOLDEN = Path(__file__).parent / "golden" / "disagg-small-seeds-7-8.json"
+KNOBS = (("blocks", 2), ("hosts", 2), ("hours", 4.0), ("racks", 4), ("warmup_hours", 1.0),
+         ("zones", 1))
+REQUEST = ScenarioRequest(scenario="disagg", seed=7, load=1.2, knobs=KNOBS)
 
 
-def small_summary() -> dict[str, Any]:
-    sc = make_scenario("disagg", 7, **KNOBS)
-    result = simulate(sc.name, 7, sc.nodes, sc.levels, sc.items,
-                      [make_policy(p) for p in POLICIES],
-                      RunConfig(horizon=sc.horizon, sample_interval=sc.sample_interval, seed=7),
-                      sc.parameters)
-    summary = result.summary()
+def small_summary(workers: int = 1) -> dict[str, Any]:
+    study = run_study(REQUEST, [7, 8], list(POLICIES), workers=workers)
+    summary = study_summary(study)
     summary["policies"] = {k: deterministic(v) for k, v in summary["policies"].items()}
     # what summary.json holds, as JSON (tuples become lists, keys sorted)
     out: dict[str, Any] = json.loads(json.dumps(summary, sort_keys=True))
@@ -40,5 +39,5 @@ def test_small_scenario_summary_matches_the_golden_file() -> None:
     assert got == want
 
 
-def test_the_summary_is_the_same_twice_in_one_process() -> None:
-    assert small_summary() == small_summary()
+def test_parallel_processes_give_the_same_summary() -> None:
+    assert small_summary(workers=2) == small_summary(workers=1)

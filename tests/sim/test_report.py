@@ -1,9 +1,10 @@
 """The simulation report: every file written and parseable, a self-contained HTML page that
-names every policy and inlines every plot, byte-stable output, and (where Chromium is
-installed) a headless-browser screenshot that shows the plots.
+names every policy and inlines every plot, means with intervals over seeds, best and tie
+marks, byte-stable output, and (where Chromium is installed) a headless-browser
+screenshot that shows the plots.
 
-The SimResult is built by hand; its policies return fixed summaries, so these tests do not
-depend on the simulator or on ``gangsched.sim.metrics``.
+The study is built by hand (units and samples), so these tests do not depend on the
+simulator.
 """
 
 from __future__ import annotations
@@ -17,19 +18,21 @@ import re
 import shutil
 import signal
 import subprocess
-from dataclasses import dataclass, field, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 import pytest
 from rich.console import Console
 
+from gangsched.sim.metrics import study_summary
 from gangsched.sim.plots import WASTE_COLOR, policy_color
-from gangsched.sim.report import comparison_table, write_report
-from gangsched.sim.result import PolicyRun, Sample, SimResult, UnitRecord
+from gangsched.sim.report import comparison_table, what_this_shows, write_report
+from gangsched.sim.result import PolicyRun, Sample, SimResult, Study, UnitRecord
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 HORIZON = 4 * 3600.0
+WARMUP = 1800.0
 STEP = 600.0
 DESCRIPTIONS = {
     "gangsched": "Ours: hierarchical gangs, minimum-first, backtracking across siblings & "
@@ -38,20 +41,12 @@ DESCRIPTIONS = {
     "flat-gang": "KEP-4671 gang scheduling: each PodGroup is its own gang.",
 }
 PNGS = ["gpu_allocation.png", "wait_cdf.png", "gpu_hours.png", "partial_units.png"]
-
-
-@dataclass
-class FixedRun(PolicyRun):
-    """A PolicyRun whose summary is given, instead of computed by sim.metrics."""
-
-    fixed: dict[str, Any] = field(default_factory=dict)
-
-    def summary(self) -> dict[str, Any]:
-        return self.fixed
+FIDELITY = [{"policy": "pod-by-pod", "upstream": "kube-scheduler v1.37",
+             "modelled": "filters and scores", "not_modelled": "tie-breaking"}]
 
 
 def unit(i: int, admitted: float | None, wasted: float = 0.0) -> UnitRecord:
-    arrival = 300.0 * i
+    arrival = WARMUP + 300.0 * i
     return UnitRecord(
         name=f"app-{i}", workload=f"app-{i}", kind="inference" if i % 2 else "training",
         priority=i % 3, pods_min=4, pods_desired=8, gpus_min=16, arrival=arrival,
@@ -59,11 +54,12 @@ def unit(i: int, admitted: float | None, wasted: float = 0.0) -> UnitRecord:
         finished=arrival + 5000.0 if i % 2 == 0 and admitted is not None else None,
         duration=3600.0 if i % 2 == 0 else None, max_pods=8 if admitted is not None else 3,
         partial_seconds=0.0 if wasted == 0 else 1800.0, wasted_gpu_hours=wasted,
-        locality=1.0 if admitted is not None else None, pd_distance=1 if i % 2 else None,
+        gpu_hours=10.0 + wasted, locality=1.0 if admitted is not None else None,
+        pd_distance=1 if i % 2 else None,
     )
 
 
-def samples(level: float, waste: float, partial: int) -> list[Sample]:
+def samples(level: float, waste: float, partial: int, broken: float = 0.0) -> list[Sample]:
     out = []
     for k in range(int(HORIZON / STEP) + 1):
         t = k * STEP
@@ -71,51 +67,44 @@ def samples(level: float, waste: float, partial: int) -> list[Sample]:
         alloc = level * ramp
         useful = max(0.0, alloc - waste * ramp)
         out.append(Sample(
-            time=t, gpu_allocated=alloc, gpu_useful=useful, cpu_allocated=0.5 * alloc,
+            time=t, gpu_allocated=alloc, gpu_useful=useful,
+            gpu_useful_topology=max(0.0, useful - broken * ramp), cpu_allocated=0.5 * alloc,
             pending_units=max(0, 6 - k), partial_units=partial if k > 3 else 0,
-            deadlocked_units=1 if partial and k > 8 else 0, fragmentation=0.1 * (k % 3),
+            deadlocked_units=1 if partial and k > 8 else 0,
+            deadlocked_pairs=1 if partial > 1 and k > 8 else 0, fragmentation=0.1 * (k % 3),
         ))
     return out
 
 
-def summary(units: int, admitted: int, alloc: float, useful: float, wasted: float,
-            partial: int, wait: tuple[float | None, float | None, float | None],
-            latency: float) -> dict[str, Any]:
-    return {
-        "units": units, "admitted": admitted, "gpu_allocation_mean": alloc,
-        "gpu_useful_mean": useful, "wasted_gpu_hours": wasted, "partial_units_max": partial,
-        "deadlocked_units": 1 if partial else 0, "wait_p50": wait[0], "wait_p95": wait[1],
-        "wait_p99": wait[2], "locality": 0.9 if not partial else 0.6,
-        "decision_latency_p50_ms": latency, "decision_latency_p99_ms": latency * 7,
-        "preemptions": 0, "cpu_allocation_mean": alloc / 2, "some_new_metric": 3,
-    }
-
-
-def make_result() -> SimResult:
-    ours = [unit(i, 30.0 * i) for i in range(6)]
-    pods = [unit(i, 120.0 * i if i < 4 else None, 2.5 if i >= 4 else 0.0) for i in range(6)]
-    flat = [unit(i, 60.0 * i if i < 5 else None, 1.0 if i == 5 else 0.0) for i in range(6)]
-    runs: list[PolicyRun] = [
-        FixedRun("gangsched", DESCRIPTIONS["gangsched"], ours, samples(0.8, 0.0, 0),
-                 [0.4, 0.6, 1.1], wall_seconds=1.5,
-                 fixed=summary(6, 6, 0.61, 0.61, 0.0, 0, (75.0, 140.0, 148.0), 0.5)),
-        FixedRun("pod-by-pod", DESCRIPTIONS["pod-by-pod"], pods, samples(0.9, 0.25, 2),
-                 [0.1, 0.1], wall_seconds=0.7,
-                 fixed=summary(6, 4, 0.7, 0.5, 5.0, 2, (180.0, 340.0, 358.0), 0.1)),
-        FixedRun("flat-gang", DESCRIPTIONS["flat-gang"], flat, samples(0.85, 0.1, 1),
-                 [0.2], wall_seconds=0.9,
-                 fixed=summary(6, 5, 0.66, 0.58, 1.0, 1, (120.0, 230.0, 238.0), 0.2)),
+def seed_run(seed: int) -> SimResult:
+    d = 5.0 * seed  # seeds differ a little
+    ours = [unit(i, 30.0 * i + d) for i in range(6)]
+    pods = [unit(i, 120.0 * i + d if i < 4 else None, 2.5 if i >= 4 else 0.0)
+            for i in range(6)]
+    flat = [unit(i, 60.0 * i + d if i < 5 else None, 1.0 if i == 5 else 0.0)
+            for i in range(6)]
+    runs = [
+        PolicyRun("gangsched", DESCRIPTIONS["gangsched"], ours, samples(0.8, 0.0, 0),
+                  [0.4 + 0.01 * seed, 0.6, 1.1], wall_seconds=1.5),
+        PolicyRun("pod-by-pod", DESCRIPTIONS["pod-by-pod"], pods, samples(0.9, 0.25, 2, 0.2),
+                  [0.1, 0.1], wall_seconds=0.7),
+        PolicyRun("flat-gang", DESCRIPTIONS["flat-gang"], flat, samples(0.85, 0.1, 1, 0.1),
+                  [0.2], wall_seconds=0.9),
     ]
     parameters = {"description": "Two racks, synthetic load.", "racks": 2, "trace": "synthetic"}
-    return SimResult(scenario="tiny", seed=7, horizon=HORIZON, nodes=16, gpus=128,
-                     policies=runs, parameters=parameters)
+    return SimResult(scenario="tiny", seed=seed, horizon=HORIZON, nodes=16, gpus=128,
+                     policies=runs, parameters=parameters, warmup=WARMUP)
+
+
+def make_study() -> Study:
+    return Study("tiny", [seed_run(s) for s in (7, 8, 9)], {"load": 1.0})
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[SimResult, Path, list[Path]]:
-    result = make_result()
+def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Study, Path, list[Path]]:
+    study = make_study()
     out = tmp_path_factory.mktemp("report") / "out"  # not yet there: write_report creates it
-    return result, out, write_report(result, out)
+    return study, out, write_report(study, out, fidelity=FIDELITY)
 
 
 def read_csv(path: Path) -> tuple[list[str], list[dict[str, str]]]:
@@ -128,7 +117,7 @@ def read_csv(path: Path) -> tuple[list[str], list[dict[str, str]]]:
 # -- files -----------------------------------------------------------------------------------
 
 
-def test_every_file_is_written_and_returned(report: tuple[SimResult, Path, list[Path]]) -> None:
+def test_every_file_is_written_and_returned(report: tuple[Study, Path, list[Path]]) -> None:
     _, out, written = report
     names = [p.name for p in written]
     assert names == ["summary.json", "units.csv", "timeseries.csv", *PNGS, "report.html"]
@@ -136,39 +125,50 @@ def test_every_file_is_written_and_returned(report: tuple[SimResult, Path, list[
     assert sorted(p.name for p in out.iterdir()) == sorted(names)
 
 
-def test_summary_json_is_the_result_summary(report: tuple[SimResult, Path, list[Path]]) -> None:
-    result, out, _ = report
+def test_summary_json_has_means_intervals_and_per_seed_values(
+        report: tuple[Study, Path, list[Path]]) -> None:
+    study, out, _ = report
     text = (out / "summary.json").read_text()
     data = json.loads(text)
-    assert data == json.loads(json.dumps(result.summary()))
+    assert data == json.loads(json.dumps(study_summary(study)))
+    assert data["seeds"] == [7, 8, 9]
     assert list(data["policies"]) == sorted(DESCRIPTIONS)  # sorted keys, for diffs
-    assert data["policies"]["pod-by-pod"]["wasted_gpu_hours"] == 5.0
+    pods = data["policies"]["pod-by-pod"]
+    assert pods["wasted_gpu_hours"] == 5.0 and pods["ci"]["wasted_gpu_hours"] == [5.0, 5.0]
+    assert pods["per_seed"]["wasted_gpu_hours"] == [5.0, 5.0, 5.0]
+    # waits over every unit: the two never admitted wait until the end of the run
+    ours = data["policies"]["gangsched"]
+    # waits 30 i + 5 seed: the median of i = 0..5 is 75 + 5 seed
+    assert ours["per_seed"]["wait_p50"] == [110.0, 115.0, 120.0]
+    assert ours["wait_p50"] == 115.0 and ours["ci"]["wait_p50"][0] < 115.0
+    assert pods["never_admitted"] == 2
     assert text.startswith('{\n  "gpus": 128,') and text.endswith("}\n")
 
 
-def test_units_csv(report: tuple[SimResult, Path, list[Path]]) -> None:
-    result, out, _ = report
+def test_units_csv(report: tuple[Study, Path, list[Path]]) -> None:
+    _, out, _ = report
     columns, rows = read_csv(out / "units.csv")
-    assert columns == ["policy", *(f.name for f in fields(UnitRecord)), "wait"]
-    assert len(rows) == sum(len(p.units) for p in result.policies) == 18
+    assert columns == ["seed", "policy", *(f.name for f in fields(UnitRecord)), "wait"]
+    assert len(rows) == 3 * 18
     never = [r for r in rows if r["policy"] == "pod-by-pod" and r["admitted"] == ""]
-    assert len(never) == 2 and all(r["wait"] == "" for r in never)  # None -> empty cell
+    assert len(never) == 6 and all(r["wait"] == "" for r in never)  # None -> empty cell
     first = rows[1]
-    assert (first["policy"], first["name"], float(first["wait"])) == ("gangsched", "app-1", 30.0)
+    assert (first["seed"], first["policy"], first["name"], float(first["wait"])) == (
+        "7", "gangsched", "app-1", 65.0)
 
 
-def test_timeseries_csv(report: tuple[SimResult, Path, list[Path]]) -> None:
-    result, out, _ = report
+def test_timeseries_csv(report: tuple[Study, Path, list[Path]]) -> None:
+    _, out, _ = report
     columns, rows = read_csv(out / "timeseries.csv")
-    assert columns == ["policy", *(f.name for f in fields(Sample))]
-    assert len(rows) == sum(len(p.samples) for p in result.policies) == 3 * 25
+    assert columns == ["seed", "policy", *(f.name for f in fields(Sample))]
+    assert len(rows) == 3 * 3 * 25
     assert {r["policy"] for r in rows} == set(DESCRIPTIONS)
     last = next(r for r in reversed(rows) if r["policy"] == "pod-by-pod")
     assert float(last["time"]) == HORIZON and float(last["gpu_allocated"]) == 0.9
-    assert int(last["deadlocked_units"]) == 1
+    assert int(last["deadlocked_units"]) == 1 and int(last["deadlocked_pairs"]) == 1
 
 
-def test_pngs(report: tuple[SimResult, Path, list[Path]]) -> None:
+def test_pngs(report: tuple[Study, Path, list[Path]]) -> None:
     _, out, _ = report
     for name in PNGS:
         data = (out / name).read_bytes()
@@ -181,19 +181,20 @@ def test_pngs(report: tuple[SimResult, Path, list[Path]]) -> None:
 
 
 def test_html_is_self_contained_and_complete(
-    report: tuple[SimResult, Path, list[Path]],
+    report: tuple[Study, Path, list[Path]],
 ) -> None:
-    result, out, _ = report
+    study, out, _ = report
     page = (out / "report.html").read_text()
     assert page.startswith("<!DOCTYPE html>")
     assert "<h1>gangsched simulation: tiny</h1>" in page
-    for fact in ("seed <b>7</b>", "<b>16</b> nodes", "<b>128</b> GPUs", "<b>4.0 h</b>"):
+    for fact in ("seeds <b>7, 8, 9</b>", "<b>16</b> nodes", "<b>128</b> GPUs", "<b>4.0 h</b>",
+                 "<b>30.0 min</b> warm-up"):
         assert fact in page, fact
     assert '<p class="scenario">Two racks, synthetic load.</p>' in page
     assert "<dt>racks</dt><dd>2</dd>" in page and "<dt>description</dt>" not in page
-    assert "How to read this" in page
-    assert '<table class="comparison">' in page
-    for run in result.policies:
+    assert "How to read this" in page and "What this shows" in page
+    assert '<table class="comparison">' in page and '<table class="fidelity">' in page
+    for run in study.first.policies:
         assert html.escape(run.description) in page, run.policy
         assert f'data-policy="{run.policy}"' in page
     images = re.findall(r'<img src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
@@ -207,70 +208,90 @@ def test_html_is_self_contained_and_complete(
     assert "&<all" not in page  # descriptions are escaped
 
 
-def row_cells(page: str, key: str) -> dict[str, tuple[str, bool]]:
-    """policy -> (cell text, highlighted) for the table row of metric ``key``."""
+def row_cells(page: str, key: str) -> dict[str, tuple[str, str]]:
+    """policy -> (cell text, mark: best, tie or "") for the table row of metric ``key``."""
     row = re.search(rf'<tr id="m-{key}">(.*?)</tr>', page)
     assert row, key
-    cells = re.findall(r'<td( class="best")? data-policy="([^"]+)">([^<]*)</td>', row.group(1))
-    return {policy: (text, bool(best)) for best, policy, text in cells}
+    cells = re.findall(r'<td(?: class="(best|tie)")? data-policy="([^"]+)">([^<]*)</td>',
+                       row.group(1))
+    return {policy: (text, mark) for mark, policy, text in cells}
 
 
-def test_html_table_highlights_the_best_value_per_row(
-    report: tuple[SimResult, Path, list[Path]],
+def test_best_only_where_intervals_do_not_overlap(
+    report: tuple[Study, Path, list[Path]],
 ) -> None:
     _, out, _ = report
     page = html.unescape((out / "report.html").read_text())
     wasted = row_cells(page, "wasted_gpu_hours")
-    assert wasted == {"gangsched": ("0.0", True), "pod-by-pod": ("5.0", False),
-                      "flat-gang": ("1.0", False)}
-    assert [p for p, (_, best) in row_cells(page, "admitted").items() if best] == ["gangsched"]
+    assert wasted == {"gangsched": ("0.0", "best"), "pod-by-pod": ("5.0", ""),
+                      "flat-gang": ("1.0", "")}
+    # the seeds move gangsched's latency more than the gap to flat-gang: no best
     latency = row_cells(page, "decision_latency_p50_ms")
-    assert latency["pod-by-pod"] == ("0.10 ms", True)
-    assert row_cells(page, "wait_p50")["gangsched"] == ("75 s", True)
-    assert row_cells(page, "gpu_useful_mean")["gangsched"] == ("61.0%", True)
-    # no direction, or all equal: nothing highlighted
-    for key in ("units", "gpu_allocation_mean", "preemptions", "some_new_metric"):
-        assert not any(best for _, best in row_cells(page, key).values()), key
+    assert latency["pod-by-pod"][1] == "best"
+    waits = row_cells(page, "wait_p50")
+    assert waits["gangsched"][0] == "115 s ± 12 s" and waits["gangsched"][1] == "best"
+    assert row_cells(page, "gpu_useful_topology_mean")["gangsched"][1] == "best"
+    # no direction, or all equal: nothing marked
+    for key in ("units", "gpu_allocation_mean", "preemptions"):
+        assert not any(mark for _, mark in row_cells(page, key).values()), key
+
+
+def test_what_this_shows_names_winners_and_ties(
+        report: tuple[Study, Path, list[Path]]) -> None:
+    study, _, _ = report
+    lines = what_this_shows(study_summary(study))
+    useful = next(x for x in lines if x.startswith("GPU useful"))
+    assert "gangsched is best" in useful and "no overlap" in useful
+    assert not any("cannot separate" in x for x in lines)
 
 
 def test_output_is_byte_stable(tmp_path: Path,
-                               report: tuple[SimResult, Path, list[Path]]) -> None:
+                               report: tuple[Study, Path, list[Path]]) -> None:
     _, _, written = report
-    again = write_report(make_result(), tmp_path)
+    again = write_report(make_study(), tmp_path, fidelity=FIDELITY)
     for first, second in zip(written, again, strict=True):
         assert first.read_bytes() == second.read_bytes(), first.name
 
 
 def test_degenerate_result_still_writes_a_report(tmp_path: Path) -> None:
-    """A policy with no units or samples, null and NaN metrics: valid JSON, "—" cells."""
-    empty = FixedRun("volcano", "Volcano: two levels.", fixed={
-        "units": 0, "admitted": 0, "wait_p50": None, "wait_p95": float("nan"),
-        "locality": None, "wasted_gpu_hours": 0.0,
-    })
-    result = SimResult("empty", 1, 60.0, 1, 8, [empty])
-    written = write_report(result, tmp_path)
+    """A policy with no units or samples: valid JSON with nulls, "—" cells."""
+    empty = PolicyRun("volcano", "Volcano: two levels.")
+    study = Study("empty", [SimResult("empty", 1, 60.0, 1, 8, [empty])])
+    written = write_report(study, tmp_path)
     data = json.loads((tmp_path / "summary.json").read_text())
-    assert data["policies"]["volcano"]["wait_p95"] is None  # NaN is not JSON
+    assert data["policies"]["volcano"]["wait_p95"] is None
+    assert data["policies"]["volcano"]["ci"]["wait_p95"] == [None, None]
     assert read_csv(tmp_path / "units.csv")[1] == []
     assert read_csv(tmp_path / "timeseries.csv")[1] == []
     page = html.unescape((tmp_path / "report.html").read_text())
-    assert row_cells(page, "wait_p50") == {"volcano": ("—", False)}
+    assert row_cells(page, "wait_p50") == {"volcano": ("—", "")}
     assert all(p.stat().st_size > 0 for p in written)
 
 
-def test_comparison_table(report: tuple[SimResult, Path, list[Path]]) -> None:
-    result, _, _ = report
-    table = comparison_table(result)
+def test_a_trace_without_gangs_or_contention_says_it_cannot_separate() -> None:
+    single = {"units": 10, "pods_desired": 10, "never_admitted": 0, "wait_p95_all": 0.0,
+              "gpu_useful_topology_mean": 0.5}
+    summary = {"seeds": [0, 1, 2], "policies": {"a": dict(single), "b": dict(single)}}
+    first = what_this_shows(summary)[0]
+    assert first.startswith("This comparison cannot separate the policies")
+    assert "single pod" in first and "no contention" in first
+
+
+def test_comparison_table_fits_80_columns(report: tuple[Study, Path, list[Path]]) -> None:
+    study, _, _ = report
+    summary = study_summary(study)
+    table = comparison_table(summary)
     assert [str(c.header) for c in table.columns] == ["metric", *DESCRIPTIONS]
     console = Console(width=200, record=True, color_system=None)
     console.print(table)
     text = console.export_text()
-    assert "wasted GPU-hours ↓" in text and "time to admission p99" in text
-    assert "some new metric" not in text and "CPU allocation" not in text  # key rows only
-    console.print(comparison_table(result, result.summary(), all_metrics=True))
-    assert "some new metric" in console.export_text()
-    line = next(ln for ln in text.splitlines() if ln.strip().startswith("admitted"))
-    assert line.split()[-3:] == ["6", "4", "5"]
+    assert max(len(line) for line in text.splitlines()) <= 80
+    assert "wasted GPU-h↓" in text and "wait p95 (all)↓" in text
+    assert "CPU allocation" not in text  # headline rows only
+    line = next(ln for ln in text.splitlines() if ln.strip().startswith("wasted GPU-h"))
+    assert line.split()[-3:] == ["0*", "5", "1"]
+    console.print(comparison_table(summary, all_metrics=True))
+    assert "CPU allocation" in console.export_text()
 
 
 # -- headless browser ------------------------------------------------------------------------
@@ -293,7 +314,7 @@ def color_pixels(image: Any, hex_color: str, tolerance: float = 0.12) -> int:
 
 
 def test_report_renders_in_headless_chromium(
-    tmp_path: Path, report: tuple[SimResult, Path, list[Path]],
+    tmp_path: Path, report: tuple[Study, Path, list[Path]],
 ) -> None:
     browser = chromium()
     if browser is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gangsched.sim.metrics import deterministic
+from gangsched.sim.metrics import deterministic, summarize
 from gangsched.sim.policies import make_policy
 from gangsched.sim.result import PolicyRun
 from gangsched.sim.runner import RunConfig, run_policy, simulate
@@ -38,7 +38,7 @@ def test_a_job_is_admitted_on_arrival_and_finishes_after_its_duration() -> None:
     assert [s.time for s in r.samples] == [0.0, 60.0, 120.0, 180.0, 240.0, 300.0]
     assert r.samples[1].gpu_allocated == 1.0 and r.samples[1].gpu_useful == 1.0
     assert r.samples[2].gpu_allocated == 0.0
-    s = r.summary()
+    s = summarize(r, 300.0)
     assert s["finished"] == 1 and s["completion_p50"] == 100.0 and s["locality"] == 1.0
 
 
@@ -86,4 +86,4 @@ def test_simulate_runs_every_policy_on_the_same_inputs_deterministically() -> No
     assert (one.nodes, one.gpus) == (2, 16)
     assert one.parameters["scheduler"]["backoff_initial"] == 30.0
     for a, b in zip(one.policies, two.policies, strict=True):
-        assert deterministic(a.summary()) == deterministic(b.summary())
+        assert deterministic(summarize(a, 300.0)) == deterministic(summarize(b, 300.0))

@@ -32,6 +32,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 
 from gangsched.api.errors import InputError
+from gangsched.api.names import qualified_name
 
 MAX_VALUE = 2**62
 """Largest value (in base units) accepted; anything beyond is certainly a typo."""
@@ -258,6 +259,9 @@ def parse_resources(mapping: object, field: str) -> dict[str, int]:
     for name, raw in mapping.items():
         if not isinstance(name, str) or not name:
             raise InputError(f"invalid resource name {name!r}", field=field)
+        if qualified_name(name):
+            raise InputError(f"invalid resource name {name!r}: "
+                             f"{'; '.join(qualified_name(name))}", field=field)
         try:
             result[name] = parse_quantity(raw, name)
         except InputError as err:

@@ -65,6 +65,7 @@ class ClusterState:
         self._inv: list[float] | None = None
         self._journal: list[np.ndarray] = []  # nodes touched by generation base+1, base+2...
         self._journal_base = 0
+        self.snapshot_of: ClusterState | None = None  # the state this one was copied from
 
     # -- construction -------------------------------------------------------------------
 
@@ -272,7 +273,16 @@ class ClusterState:
         other._cache = OrderedDict()
         other._journal = []
         other._journal_base = other.generation
+        other.snapshot_of = self
         return other
+
+    @property
+    def origin(self) -> ClusterState:
+        """The state this one is a (chain of) snapshot(s) of; itself when it is none."""
+        base = self
+        while base.snapshot_of is not None:
+            base = base.snapshot_of
+        return base
 
 
 def _distinct(arrays: list[np.ndarray]) -> np.ndarray:

@@ -36,14 +36,18 @@ required node affinity on the model label.
 from __future__ import annotations
 
 import csv
-from dataclasses import dataclass
+import random
+from dataclasses import dataclass, replace
 from pathlib import Path
+
+import numpy as np
 
 from gangsched.api.errors import InputError
 from gangsched.api.types import Node, NodeRequirements, NodeSelectorTerm, Pod, Requirement
 from gangsched.cluster.topology import HOSTNAME
-from gangsched.gang import PodSet
+from gangsched.gang import PodSet, podsets
 from gangsched.model import Workload
+from gangsched.sim.scenarios import Scenario
 from gangsched.sim.trace import TraceItem
 
 NODE_FILE = "openb_node_list_all_node.csv"
@@ -179,3 +183,84 @@ def load_alibaba(directory: str | Path, limit: int | None = None) -> AlibabaTrac
     items, end = load_pods(d / POD_FILE, limit)
     horizon = max([end] + [it.arrival + (it.duration or 0.0) for it in items])
     return AlibabaTrace(nodes, items, horizon)
+
+
+WINDOW = 24 * 3600.0  # one replayed window
+STEP = 6 * 3600.0  # window starts considered
+
+
+def busiest_windows(items: list[TraceItem], resource: str, window: float = WINDOW,
+                    step: float = STEP) -> list[float]:
+    """Window starts ordered by the mean demand of ``resource`` of the pods alive in the
+    window, busiest first (ties: earlier first)."""
+    if not items:
+        return [0.0]
+    end = max(it.arrival + (it.duration or 0.0) for it in items)
+    starts = np.arange(0.0, max(step, end - window + step), step)
+    grid = np.arange(0.0, end + step, step / 6)
+    demand = np.zeros(len(grid))
+    for it in items:
+        tree = it.workload.tree
+        amount = sum(ps.requests.get(resource, 0) * ps.size for ps in podsets(tree)) \
+            if tree is not None else 0
+        if not amount:
+            continue
+        stop = it.arrival + it.duration if it.duration is not None else end
+        lo, hi = np.searchsorted(grid, [it.arrival, stop])
+        demand[lo:hi] += amount
+    means = [float(demand[(grid >= s) & (grid < s + window)].mean()) for s in starts]
+    order = sorted(range(len(starts)), key=lambda i: (-means[i], i))
+    return [float(starts[i]) for i in order]
+
+
+def window_items(items: list[TraceItem], start: float, window: float, load: float,
+                 rng: random.Random) -> list[TraceItem]:
+    """The pods of [start, start + window), shifted to begin at 0: those already running
+    at ``start`` arrive at once with their remaining run time. ``load`` thins (below 1) or
+    repeats (above 1) every pod, at random."""
+    out: list[TraceItem] = []
+    for it in items:
+        stop = it.arrival + it.duration if it.duration is not None else None
+        if it.arrival >= start + window or (stop is not None and stop <= start):
+            continue
+        arrival = max(0.0, it.arrival - start)
+        duration = None if stop is None else max(1.0, stop - max(it.arrival, start))
+        copies = int(load) + (1 if rng.random() < load - int(load) else 0)
+        out.extend(_copy(it, arrival, duration, k) for k in range(copies))
+    out.sort(key=lambda x: x.arrival)
+    return out
+
+
+def _copy(it: TraceItem, arrival: float, duration: float | None, k: int) -> TraceItem:
+    wl = it.workload
+    if k == 0:
+        return TraceItem(wl, arrival, duration, it.kind, it.source)
+    (pod,) = wl.pods.values()
+    name = f"{pod.name}-x{k}"
+    new = replace(pod, name=name)
+    tree = wl.tree
+    assert isinstance(tree, PodSet)
+    ps = replace(tree, name=name, path=new.key, pods=(new.key,))
+    return TraceItem(Workload(new.key, "Pod", ps, {new.key: new}), arrival, duration, it.kind,
+                     it.source)
+
+
+def alibaba_scenario(directory: Path, seed: int, load: float, limit: int | None = None
+                     ) -> Scenario:
+    """The trace replayed over one of its busiest days: seed k takes the k-th busiest
+    24-hour window (by requested milli-GPUs of the pods alive in it)."""
+    trace = load_alibaba(directory, limit)
+    starts = busiest_windows(trace.items, GPU_MILLI)
+    start = starts[seed % len(starts)]
+    items = window_items(trace.items, start, WINDOW, load, random.Random(seed))
+    return Scenario(
+        name="alibaba-gpu-2023", nodes=trace.nodes, levels=[], items=items, horizon=WINDOW,
+        gpu_resource=GPU_MILLI, gpu_scale=1000.0, sample_interval=120.0,
+        warmup=WINDOW / 6,
+        description=(f"Alibaba cluster-trace-gpu-v2023: {len(trace.nodes):,} nodes, the "
+                     f"{seed % len(starts) + 1}. busiest day (from hour {start / 3600:g} of "
+                     f"the trace): {len(items):,} pods, each its own unit (the trace has no "
+                     "gangs), fractional GPUs in milli-GPUs"),
+        parameters={"source": str(directory), "window_start_hours": start / 3600,
+                    "pods": len(items), "load": load},
+    )

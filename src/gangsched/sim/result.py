@@ -30,6 +30,7 @@ class UnitRecord:
     partial_seconds: float = 0.0  # time spent holding pods while below its minimum
     wasted_gpu_hours: float = 0.0  # GPU-hours held while below its minimum
     gpu_hours: float = 0.0  # GPU-hours held in all (useful = gpu_hours - wasted_gpu_hours)
+    broken_gpu_hours: float = 0.0  # held at its minimum but with a required topology broken
     locality: float | None = None  # 1.0 inside its narrowest feasible domain; lower when wider
     pd_distance: int | None = None  # prefill-decode distance in topology levels (0 = same host)
     preemptions: int = 0  # times it was preempted
@@ -47,10 +48,12 @@ class Sample:
     time: float
     gpu_allocated: float  # fraction of schedulable GPUs bound to pods
     gpu_useful: float  # fraction held by units at or above their minimum
+    gpu_useful_topology: float  # ... whose required topology constraints all hold too
     cpu_allocated: float
     pending_units: int
     partial_units: int  # units holding pods while below their minimum
     deadlocked_units: int  # partial units that could complete only if another partial one left
+    deadlocked_pairs: int  # pairs of partial units each of which needs what the other holds
     fragmentation: float  # share of free GPUs on partly used nodes (not a whole free node)
 
 
@@ -67,15 +70,12 @@ class PolicyRun:
     cycles: int = 0  # scheduling cycles run
     event_counts: dict[str, int] = field(default_factory=dict)  # scheduler events by kind
 
-    def summary(self) -> dict[str, Any]:
-        """The per-policy object of ``summary.json`` (see the issue for required keys)."""
-        from gangsched.sim.metrics import summarize
-
-        return summarize(self)
 
 
 @dataclass
 class SimResult:
+    """Every policy over one seed's trace (the same cluster and workloads for each)."""
+
     scenario: str
     seed: int
     horizon: float  # simulated seconds
@@ -83,21 +83,36 @@ class SimResult:
     gpus: int
     policies: list[PolicyRun] = field(default_factory=list)
     parameters: dict[str, Any] = field(default_factory=dict)  # scenario knobs, for the report
-
-    def summary(self) -> dict[str, Any]:
-        return {
-            "scenario": self.scenario,
-            "seed": self.seed,
-            "horizon": self.horizon,
-            "nodes": self.nodes,
-            "gpus": self.gpus,
-            "parameters": self.parameters,
-            "policies": {p.policy: p.summary() for p in self.policies},
-        }
+    warmup: float = 0.0  # simulated seconds left out of the metrics (the run settles)
 
     def unit_rows(self) -> list[dict[str, Any]]:
         return [
-            {"policy": p.policy, **asdict(u), "wait": u.wait}
+            {"seed": self.seed, "policy": p.policy, **asdict(u), "wait": u.wait}
             for p in self.policies
             for u in p.units
         ]
+
+
+@dataclass
+class Study:
+    """One scenario over several seeds: one :class:`SimResult` per seed, the same
+    policies in the same order in each."""
+
+    scenario: str
+    runs: list[SimResult]
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def seeds(self) -> list[int]:
+        return [r.seed for r in self.runs]
+
+    @property
+    def policies(self) -> list[str]:
+        return [p.policy for p in self.runs[0].policies] if self.runs else []
+
+    @property
+    def first(self) -> SimResult:
+        return self.runs[0]
+
+    def unit_rows(self) -> list[dict[str, Any]]:
+        return [row for r in self.runs for row in r.unit_rows()]

@@ -68,6 +68,7 @@ class RunConfig:
     gpu_scale: float = 1.0  # units of gpu_resource per GPU
     scheduler: SchedulerConfig | None = None
     seed: int = 0
+    warmup: float = 0.0  # GPU-hours are counted from here on
 
 
 @dataclass
@@ -98,7 +99,7 @@ class Simulation:
                                config.scheduler or sim_scheduler_config(levels), policy)
         self.geo = Geometry(build_topology(list(nodes), list(levels)), config.gpu_resource,
                             config.gpu_scale)
-        self.work = Workset(self.geo)
+        self.work = Workset(self.geo, config.warmup)
         self.items = list(items)
         self.jobs: dict[str, _Job] = {}
         self.removing: str | None = None
@@ -171,7 +172,9 @@ class Simulation:
         self.lost_in_cycle.clear()
         report = self.sched.run_cycle()
         self.run.cycles += 1
-        self.run.decision_latency_ms.extend(s * 1000.0 for s in report.decision_seconds)
+        timed = getattr(self.policy, "decision_ms", None)
+        if timed is None:  # a policy that does not time its own engine searches
+            self.run.decision_latency_ms.extend(s * 1000.0 for s in report.decision_seconds)
         self._scheduler_events()
         for t in self.work.tracked_by_id(self.lost_in_cycle):
             t.record.preemptions += 1
@@ -245,6 +248,9 @@ class Simulation:
         self.clock.set(horizon)
         self.work.close(horizon)
         self.run.units = [t.record for t in self.work.all]
+        timed = getattr(self.policy, "decision_ms", None)
+        if timed is not None:
+            self.run.decision_latency_ms = list(timed)
         self.run.wall_seconds = time.perf_counter() - start
         return self.run
 
@@ -261,12 +267,19 @@ def simulate(scenario: str, seed: int, nodes: Sequence[Node], levels: Sequence[s
              parameters: dict[str, object] | None = None,
              progress: Progress | None = None) -> SimResult:
     """Every policy over the same inputs, one after the other."""
-    gpus = float(np.sum([n.allocatable.get(config.gpu_resource, 0) for n in nodes]))
-    sched = config.scheduler or sim_scheduler_config(levels)
-    knobs = {k: v for k, v in vars(sched).items() if k != "levels"}
-    result = SimResult(scenario=scenario, seed=seed, horizon=config.horizon, nodes=len(nodes),
-                       gpus=round(gpus / config.gpu_scale),
-                       parameters={**(parameters or {}), "scheduler": knobs})
+    result = empty_result(scenario, seed, nodes, levels, config, parameters)
     for p in policies:
         result.policies.append(run_policy(p, nodes, levels, items, config, progress))
     return result
+
+
+def empty_result(scenario: str, seed: int, nodes: Sequence[Node], levels: Sequence[str],
+                 config: RunConfig, parameters: dict[str, object] | None = None) -> SimResult:
+    """The result of one seed, before any policy ran."""
+    gpus = float(np.sum([n.allocatable.get(config.gpu_resource, 0) for n in nodes]))
+    sched = config.scheduler or sim_scheduler_config(levels)
+    knobs = {k: v for k, v in vars(sched).items() if k != "levels"}
+    return SimResult(scenario=scenario, seed=seed, horizon=config.horizon, nodes=len(nodes),
+                     gpus=round(gpus / config.gpu_scale),
+                     parameters={**(parameters or {}), "scheduler": knobs},
+                     warmup=config.warmup)

@@ -1,21 +1,32 @@
-"""Built-in scenarios: a cluster, a workload trace and a horizon, as a function of a seed.
+"""Built-in scenarios: a cluster, a workload trace and a horizon, as a function of a seed
+and a load factor.
 
-- ``disagg`` (default): 512 nodes (4 zones x 8 blocks x 8 racks x 2 hosts, 8 GPUs each),
-  a day of disaggregated inference deployments (prefill and decode roles of multi-pod
-  replicas, minimum replicas below desired, rack/block/zone constraints, a CPU-only
-  frontend role) arriving and leaving, mixed with lower-priority training gangs.
-- ``training``: 512 nodes in racks of 8, a day of training gangs of 8-1,024 GPUs made of
-  rack slices.
+Every scenario is a steady stream: workloads arrive as a Poisson process and leave after
+a finite run time, so allocation settles; the first ``warmup`` seconds are left out of
+the metrics. The arrival rate is *calibrated*: at ``load = 1.0`` the GPU-hours the
+arriving workloads ask for (every replica they desire, for their whole run time) equal
+the cluster's GPU-hours over the same time, i.e. 100% of capacity is offered (measured
+on a large fixed sample of the scenario's own workload mix, so the same for every seed).
+``--load 0.7`` offers 70%, ``--load 1.1`` 110% (more than fits: queues grow).
+
+- ``disagg`` (default): 256 nodes (2 zones x 8 blocks x 8 racks x 2 hosts, 8 GPUs each),
+  disaggregated inference deployments (prefill and decode roles of multi-pod replicas,
+  minimum replicas below desired, rack/block/zone constraints, a CPU-only frontend role)
+  mixed with lower-priority training gangs in rack slices.
+- ``training``: 256 nodes in racks of 8, training gangs of 8-512 GPUs made of rack
+  slices, 10% at high priority.
 - ``perf-parity``: the shapes of the upstream kube-scheduler gang/topology performance
-  tests: 5,000 CPU nodes in racks of 100; 4-pod gangs each inside one rack, and a few
-  1,000-pod gangs, all submitted at once.
+  tests: 5,000 CPU nodes (4 cores each) in racks of 100; 4-pod gangs each inside one rack
+  and a few 1,000-pod gangs, all submitted at once. No GPUs: its "GPU" metrics measure
+  CPU cores.
 
-Every scenario takes keyword knobs (cluster size, hours, load) so tests can run small
+Every scenario takes keyword knobs (cluster size, hours) so tests can run small
 versions; the knobs and their values are recorded in the result's parameters.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from collections.abc import Callable
@@ -47,6 +58,7 @@ class Scenario:
     gpu_resource: str = GPU  # what "GPU" means in the metrics
     gpu_scale: float = 1.0  # units of gpu_resource per GPU
     sample_interval: float = 60.0
+    warmup: float = 0.0  # simulated seconds before the metrics start
 
 
 def cluster(levels: list[tuple[str, int]], node: dict[str, str]) -> tuple[list[Node], list[str]]:
@@ -61,15 +73,56 @@ def _items(specs: list[WorkloadSpec]) -> list[TraceItem]:
     return [build(s) for s in specs]
 
 
-def _arrivals(rng: random.Random, n: int, until: float) -> list[float]:
-    return sorted(round(rng.uniform(0.0, until), 1) for _ in range(n))
-
-
 def _lifetime(rng: random.Random, mean_hours: float, low: float, high: float) -> float:
     """Log-normal duration in seconds with the given mean, clipped to [low, high] hours."""
     sigma = 0.8
     mu = math.log(mean_hours) - sigma * sigma / 2
     return round(min(high, max(low, rng.lognormvariate(mu, sigma))) * HOUR, 1)
+
+
+# -- calibrated arrivals ---------------------------------------------------------------
+
+Draw = Callable[[random.Random, str, float], WorkloadSpec]
+CALIBRATION = 4000  # workloads drawn to measure the mix's mean demand
+CALIBRATION_SEED = 20_251_123
+
+
+def offered_gpu_seconds(spec: WorkloadSpec, gpu: str = GPU) -> float:
+    """GPU-seconds a workload asks for: every desired pod, for its whole run time."""
+    per_run = 0
+    for r in spec.roles:
+        pods = r.replicas * r.pods_per_replica
+        per_run += pods * r.requests.get(gpu, 0)
+        if r.entry_requests is not None:
+            per_run += r.replicas * (r.entry_requests.get(gpu, 0) - r.requests.get(gpu, 0))
+    return per_run * (spec.duration or 0.0)
+
+
+@functools.lru_cache(maxsize=32)
+def _mean_offered(draw: Draw, gpu: str) -> float:
+    rng = random.Random(CALIBRATION_SEED)
+    total = sum(offered_gpu_seconds(draw(rng, f"c-{i}", 0.0), gpu) for i in range(CALIBRATION))
+    return total / CALIBRATION
+
+
+def arrival_rate(draw: Draw, gpus: int, load: float, gpu: str = GPU) -> float:
+    """Arrivals per second that offer ``load`` x the cluster's GPUs (see the module doc)."""
+    return load * gpus / _mean_offered(draw, gpu)
+
+
+def poisson(rng: random.Random, rate: float, until: float) -> list[float]:
+    """Arrival times of a Poisson process of ``rate`` per second over [0, until)."""
+    out: list[float] = []
+    t = rng.expovariate(rate)
+    while t < until:
+        out.append(round(t, 1))
+        t += rng.expovariate(rate)
+    return out
+
+
+def stream(draw: Draw, rng: random.Random, prefix: str, rate: float,
+           until: float) -> list[WorkloadSpec]:
+    return [draw(rng, f"{prefix}-{i:05d}", t) for i, t in enumerate(poisson(rng, rate, until))]
 
 
 # -- disagg -------------------------------------------------------------------------------
@@ -82,8 +135,7 @@ def _res(cpu: int, mem_gib: int, gpu: int = 0) -> dict[str, int]:
     return out
 
 
-def inference(rng: random.Random, name: str, arrival: float, wide: str,
-              services: float = 0.3) -> WorkloadSpec:
+def inference(rng: random.Random, name: str, arrival: float, wide: str) -> WorkloadSpec:
     """A disaggregated inference deployment: prefill, decode, frontend."""
     size = rng.choices(("small", "medium", "large"), weights=(5, 3, 2))[0]
     frontend = RoleSpec("frontend", replicas=2, min_replicas=1, requests=_res(4, 8))
@@ -124,10 +176,9 @@ def inference(rng: random.Random, name: str, arrival: float, wide: str,
             frontend,
         ]
         topo = Topology(required=wide)
-    service = rng.random() < services
     return WorkloadSpec(
         name=name, arrival=arrival, roles=roles, priority=10, topology=topo,
-        duration=None if service else _lifetime(rng, 6.0, 0.5, 20.0), kind="inference",
+        duration=_lifetime(rng, 3.0, 0.5, 12.0), kind="inference",
     )
 
 
@@ -144,73 +195,97 @@ def training_job(rng: random.Random, name: str, arrival: float, max_pods: int,
     )
     topo = Topology(required=narrow if pods <= narrow_pods else wide)
     return WorkloadSpec(name=name, arrival=arrival, roles=[role], priority=priority,
-                        topology=topo, duration=_lifetime(rng, 3.0, 0.25, 12.0),
+                        topology=topo, duration=_lifetime(rng, 2.0, 0.25, 8.0),
                         kind="training")
 
 
-def disagg(seed: int = 0, *, zones: int = 4, blocks: int = 8, racks: int = 8, hosts: int = 2,
-           hours: float = 24.0, load: float = 1.4, services: float = 0.3) -> Scenario:
-    """``load`` scales the arrival rate; at 1.4 the cluster is busy enough that gangs
-    queue (mean GPU allocation about 75%) without the backlog growing all day.
-    ``services``: the share of inference deployments that never leave (they accumulate
-    over runs longer than a day; lower it for multi-day runs)."""
+@dataclass(frozen=True)
+class _DisaggMix:
+    """A disagg workload: inference with probability ``share``, else a training gang."""
+
+    share: float
+    block_pods: int
+    hosts: int
+
+    def __call__(self, rng: random.Random, name: str, arrival: float) -> WorkloadSpec:
+        if rng.random() < self.share:
+            return inference(rng, f"infer-{name}", arrival, level_key("zone"))
+        return training_job(rng, f"train-{name}", arrival, max_pods=min(32, self.block_pods),
+                            slice_pods=self.hosts, narrow=level_key("block"),
+                            wide=level_key("zone"), narrow_pods=self.block_pods)
+
+
+def disagg(seed: int = 0, *, zones: int = 2, blocks: int = 8, racks: int = 8, hosts: int = 2,
+           hours: float = 24.0, warmup_hours: float = 6.0, load: float = 1.0,
+           inference_share: float = 0.45) -> Scenario:
+    """``inference_share`` of the arriving workloads are inference deployments (priority
+    10), the rest training gangs (priority 0)."""
     levels = [("zone", zones), ("block", blocks), ("rack", racks), ("host", hosts)]
     nodes, keys = cluster(levels, GPU_NODE)
     rng = random.Random(seed)
     horizon = hours * HOUR
-    scale = load * len(nodes) / 512 * hours / 24
-    n_inf, n_train = max(1, round(110 * scale)), max(1, round(140 * scale))
-    until = horizon * 0.9
-    block_pods = racks * hosts  # one 8-GPU pod per node
-    specs = [inference(rng, f"infer-{i:04d}", t, level_key("zone"), services)
-             for i, t in enumerate(_arrivals(rng, n_inf, until))]
-    specs += [training_job(rng, f"train-{i:04d}", t, max_pods=min(32, block_pods),
-                           slice_pods=hosts, narrow=level_key("block"),
-                           wide=level_key("zone"), narrow_pods=block_pods)
-              for i, t in enumerate(_arrivals(rng, n_train, until))]
+    mix = _DisaggMix(inference_share, racks * hosts, hosts)
+    rate = arrival_rate(mix, 8 * len(nodes), load)
+    specs = stream(mix, rng, "w", rate, horizon)
+    n_inf = sum(1 for x in specs if x.kind == "inference")
     return Scenario(
         name="disagg",
         description=(
             f"{len(nodes)} nodes ({zones} zones x {blocks} blocks x {racks} racks x {hosts} "
-            f"hosts, 8 GPUs each), {hours:g} h: {n_inf} disaggregated inference "
-            f"deployments (prefill/decode/frontend, priority 10, {services:.0%} services) and "
-            f"{n_train} "
+            f"hosts, 8 GPUs each), {hours:g} h at {load:.0%} of GPU capacity offered "
+            f"(first {warmup_hours:g} h warm-up): {n_inf} disaggregated inference "
+            f"deployments (prefill/decode/frontend, priority 10) and {len(specs) - n_inf} "
             "training gangs in rack slices (priority 0)"
         ),
         nodes=nodes, levels=keys, items=_items(specs), specs=specs, horizon=horizon,
+        warmup=warmup_hours * HOUR,
         parameters={"zones": zones, "blocks": blocks, "racks": racks, "hosts": hosts,
-                    "hours": hours, "load": load, "services": services, "inference": n_inf,
-                    "training": n_train},
+                    "hours": hours, "warmup_hours": warmup_hours, "load": load,
+                    "inference_share": inference_share, "inference": n_inf,
+                    "training": len(specs) - n_inf,
+                    "arrivals_per_hour": round(rate * HOUR, 3)},
     )
 
 
 # -- training -----------------------------------------------------------------------------
 
 
-def training(seed: int = 0, *, zones: int = 2, blocks: int = 4, racks: int = 8, hosts: int = 8,
-             hours: float = 24.0, load: float = 1.0) -> Scenario:
+@dataclass(frozen=True)
+class _TrainingMix:
+    zone_pods: int
+    rack_pods: int
+    hosts: int
+
+    def __call__(self, rng: random.Random, name: str, arrival: float) -> WorkloadSpec:
+        return training_job(rng, f"train-{name}", arrival, max_pods=min(64, self.zone_pods),
+                            slice_pods=self.hosts, narrow=level_key("block"),
+                            wide=level_key("zone"), narrow_pods=self.rack_pods,
+                            priority=10 if rng.random() < 0.1 else 0)
+
+
+def training(seed: int = 0, *, zones: int = 2, blocks: int = 4, racks: int = 4,
+             hosts: int = 8, hours: float = 24.0, warmup_hours: float = 6.0,
+             load: float = 1.0) -> Scenario:
     levels = [("zone", zones), ("block", blocks), ("rack", racks), ("host", hosts)]
     nodes, keys = cluster(levels, GPU_NODE)
     rng = random.Random(seed)
     horizon = hours * HOUR
-    n = max(1, round(160 * load * len(nodes) / 512 * hours / 24))
-    zone_pods = blocks * racks * hosts
-    specs = [
-        training_job(rng, f"train-{i:04d}", t, max_pods=min(128, zone_pods), slice_pods=hosts,
-                     narrow=level_key("block"), wide=level_key("zone"),
-                     narrow_pods=racks * hosts, priority=10 if rng.random() < 0.1 else 0)
-        for i, t in enumerate(_arrivals(rng, n, horizon * 0.9))
-    ]
+    mix = _TrainingMix(blocks * racks * hosts, racks * hosts, hosts)
+    rate = arrival_rate(mix, 8 * len(nodes), load)
+    specs = stream(mix, rng, "w", rate, horizon)
     return Scenario(
         name="training",
         description=(
             f"{len(nodes)} nodes ({zones} zones x {blocks} blocks x {racks} racks x {hosts} "
-            f"hosts, 8 GPUs each), {hours:g} h: {n} training gangs of 8-1,024 GPUs in rack "
-            f"slices of {hosts} pods, 10% at high priority"
+            f"hosts, 8 GPUs each), {hours:g} h at {load:.0%} of GPU capacity offered "
+            f"(first {warmup_hours:g} h warm-up): {len(specs)} training gangs of 8-512 GPUs "
+            f"in rack slices of {hosts} pods, 10% at high priority"
         ),
         nodes=nodes, levels=keys, items=_items(specs), specs=specs, horizon=horizon,
+        warmup=warmup_hours * HOUR,
         parameters={"zones": zones, "blocks": blocks, "racks": racks, "hosts": hosts,
-                    "hours": hours, "load": load, "jobs": n},
+                    "hours": hours, "warmup_hours": warmup_hours, "load": load,
+                    "jobs": len(specs), "arrivals_per_hour": round(rate * HOUR, 3)},
     )
 
 
@@ -218,19 +293,21 @@ def training(seed: int = 0, *, zones: int = 2, blocks: int = 4, racks: int = 8, 
 
 
 def perf_parity(seed: int = 0, *, racks: int = 50, hosts: int = 100, small: int = 1500,
-                large: int = 6, large_pods: int = 1000) -> Scenario:
+                large: int = 6, large_pods: int = 1000, load: float = 1.0) -> Scenario:
+    """``load`` scales the number of gangs (a burst: there is no arrival rate)."""
     nodes, keys = cluster([("rack", racks), ("host", hosts)],
                           {"cpu": "4", "memory": "32Gi", "pods": "110"})
     rng = random.Random(seed)
     req = {"cpu": 100, "memory": 100 * MiB}
+    n_small, n_large = max(1, round(small * load)), max(0, round(large * load))
     specs = [
         WorkloadSpec(f"gang-{i:05d}", 0.0, [RoleSpec("w", replicas=4, requests=req)],
                      topology=Topology(required=level_key("rack")), kind="gang-4")
-        for i in range(small)
+        for i in range(n_small)
     ]
     specs += [WorkloadSpec(f"big-{i:02d}", 0.0, [RoleSpec("w", replicas=large_pods,
                                                            requests=req)], kind="gang-1000")
-              for i in range(large)]
+              for i in range(n_large)]
     rng.shuffle(specs)
     for k, s in enumerate(specs):
         s.arrival = round(k * 0.001, 3)  # submitted in a burst, in a seeded order
@@ -238,22 +315,23 @@ def perf_parity(seed: int = 0, *, racks: int = 50, hosts: int = 100, small: int 
         name="perf-parity",
         description=(
             f"{len(nodes)} nodes of 4 CPU / 32Gi / 110 pods in {racks} racks of {hosts}: "
-            f"{small} gangs of 4 pods (100m, 100Mi) each inside one rack and {large} gangs of "
-            f"{large_pods} pods, submitted at once (the upstream kube-scheduler gang and "
-            "topology performance-test shapes)"
+            f"{n_small} gangs of 4 pods (100m, 100Mi) each inside one rack and {n_large} "
+            f"gangs of {large_pods} pods, submitted at once (the upstream kube-scheduler "
+            "gang and topology performance-test shapes); no GPUs: the GPU metrics count "
+            "CPU cores"
         ),
         nodes=nodes, levels=keys, items=_items(specs), specs=specs, horizon=600.0,
-        parameters={"racks": racks, "hosts": hosts, "small": small, "large": large,
-                    "large_pods": large_pods},
-        sample_interval=10.0,
+        parameters={"racks": racks, "hosts": hosts, "small": n_small, "large": n_large,
+                    "large_pods": large_pods, "load": load},
+        gpu_resource="cpu", gpu_scale=1000.0, sample_interval=10.0,
     )
 
 
 SCENARIOS: dict[str, tuple[Callable[..., Scenario], str]] = {
-    "disagg": (disagg, "512 GPU nodes, a day of disaggregated inference mixed with training "
-                       "(default)"),
-    "training": (training, "512 GPU nodes, a day of training gangs of 8-1,024 GPUs in rack "
-                           "slices"),
+    "disagg": (disagg, "256 GPU nodes, disaggregated inference mixed with training, "
+                       "steady load (default)"),
+    "training": (training, "256 GPU nodes, training gangs of 8-512 GPUs in rack slices, "
+                           "steady load"),
     "perf-parity": (perf_parity, "5,000 CPU nodes, the kube-scheduler gang/topology "
                                  "performance-test shapes"),
 }

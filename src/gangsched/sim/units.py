@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gangsched.cluster.topology import HOSTNAME, Topology
-from gangsched.gang import PodSet, TreeNode, minimum_pods, podsets
+from gangsched.cluster.topology import HOSTNAME, Topology, label_codes
+from gangsched.gang import Constraint, PodSet, TreeNode, minimum_pods, podsets, walk
 from gangsched.scheduler.tree import min_demand
 from gangsched.sim.result import Sample, UnitRecord
 
@@ -50,6 +50,15 @@ class Geometry:
         host_best = caps.max(axis=1) if n else np.zeros(3, dtype=np.int64)
         self.levels.append((HOSTNAME, np.arange(n, dtype=np.int64),
                             (int(host_best[0]), int(host_best[1]), int(host_best[2]))))
+        self._codes: dict[str, tuple[np.ndarray, list[str]]] = {}
+
+    def codes(self, key: str) -> tuple[np.ndarray, list[str]]:
+        """Per node (topology order), the index of its ``key`` label value (-1 without
+        the label), and the values; cached per key."""
+        got = self._codes.get(key)
+        if got is None:
+            got = self._codes[key] = label_codes(self.topo.nodes, key)
+        return got
 
     def narrowest_common(self, nodes: np.ndarray) -> int:
         """Index in ``levels`` of the narrowest level whose one domain holds all ``nodes``
@@ -75,6 +84,8 @@ class Tracked:
     tree: TreeNode
     record: UnitRecord
     sets: list[PodSet]
+    # each required constraint of the tree, with the indices of the sets below it
+    required: list[tuple[Constraint, list[int]]]
     gpu: list[int]  # per PodSet: gpu_resource per pod
     cpu: list[int]
     min_gpu: int
@@ -83,7 +94,8 @@ class Tracked:
     pods: dict[str, tuple[int, int]] = field(default_factory=dict)  # bound pod -> (node, set)
     held_gpu: int = 0
     held_cpu: int = 0
-    ok: bool = False
+    ok: bool = False  # at its minimum (pod counts)
+    topology_ok: bool = False  # ... and every required topology constraint holds
     last_t: float = 0.0
     active: bool = True
 
@@ -108,10 +120,28 @@ class Tracked:
 
         return ev(self.tree)[1] and bool(self.pods)  # admitted means holding something
 
+    def topology_holds(self, geo: Geometry) -> bool:
+        """Every required constraint: the pods below it on nodes sharing one value of its
+        key (the pinned one, when pinned); nodes without the label break it."""
+        for con, sets in self.required:
+            codes, values = geo.codes(con.key)
+            seen = -2
+            for j, i in self.pods.values():
+                if i not in sets:
+                    continue
+                c = int(codes[j])
+                if c < 0 or (seen != -2 and c != seen):
+                    return False
+                if con.value is not None and values[c] != con.value:
+                    return False
+                seen = c
+        return True
+
 
 class Workset:
-    def __init__(self, geo: Geometry) -> None:
+    def __init__(self, geo: Geometry, warmup: float = 0.0) -> None:
         self.geo = geo
+        self.warmup = warmup  # time before which GPU-hours are not counted
         self.all: list[Tracked] = []
         self.owner: dict[str, tuple[Tracked, int]] = {}
         self.holding: dict[int, Tracked] = {}  # insertion-ordered: deterministic sums
@@ -128,8 +158,11 @@ class Workset:
         sets = list(podsets(unit))
         g = self.geo.gpu_resource
         demand = min_demand(unit)
+        at = {id(ps): i for i, ps in enumerate(sets)}
+        required = [(c, sorted(at[id(ps)] for ps in podsets(n)))
+                    for n in walk(unit) for c in n.topology if c.mode == "required"]
         t = Tracked(
-            tree=unit, record=record, sets=sets,
+            tree=unit, record=record, sets=sets, required=required,
             gpu=[ps.requests.get(g, 0) for ps in sets],
             cpu=[ps.requests.get("cpu", 0) for ps in sets],
             min_gpu=demand.get(g, 0), min_cpu=demand.get("cpu", 0),
@@ -208,13 +241,15 @@ class Workset:
     # -- time -----------------------------------------------------------------------------
 
     def accrue(self, t: Tracked, now: float) -> None:
-        dt = now - t.last_t
+        dt = now - max(t.last_t, self.warmup)
         if dt > 0 and t.pods:
             hours = t.held_gpu / self.geo.gpu_scale * dt / 3600.0
             t.record.gpu_hours += hours
             if not t.ok:
                 t.record.partial_seconds += dt
                 t.record.wasted_gpu_hours += hours
+            elif not t.topology_ok:
+                t.record.broken_gpu_hours += hours
         t.last_t = max(t.last_t, now)
 
     def settle(self, now: float) -> Iterator[tuple[Tracked, bool, bool]]:
@@ -222,9 +257,13 @@ class Workset:
         dirty, self.dirty = self.dirty, {}
         for t in dirty.values():
             ok = t.satisfied()
-            if ok == t.ok:
+            topo = ok and t.topology_holds(self.geo)
+            if ok == t.ok and topo == t.topology_ok:
                 continue
             self.accrue(t, now)
+            t.topology_ok = topo
+            if ok == t.ok:
+                continue
             was, t.ok = t.ok, ok
             if ok and t.record.admitted is None:
                 t.record.admitted = now
@@ -256,11 +295,13 @@ class Workset:
     def sample(self, now: float) -> Sample:
         geo = self.geo
         gt = geo.gpu_total
-        useful = 0
+        useful = topology = 0
         partial: list[Tracked] = []
         for t in self.holding.values():
             if t.ok:
                 useful += t.held_gpu
+                if t.topology_ok:
+                    topology += t.held_gpu
             else:
                 partial.append(t)
         pending = sum(1 for t in self.active.values() if not t.ok)
@@ -271,10 +312,12 @@ class Workset:
             time=now,
             gpu_allocated=self.bound_gpu / gt if gt else 0.0,
             gpu_useful=useful / gt if gt else 0.0,
+            gpu_useful_topology=topology / gt if gt else 0.0,
             cpu_allocated=self.bound_cpu / geo.cpu_total if geo.cpu_total else 0.0,
             pending_units=pending,
             partial_units=len(partial),
             deadlocked_units=self._deadlocked(partial, free_total),
+            deadlocked_pairs=self._deadlocked_pairs(partial, free_total),
             fragmentation=1.0 - whole / free_total if free_total else 0.0,
         )
 
@@ -295,6 +338,26 @@ class Workset:
                     and mc <= free_cpu + held_cpu - t.held_cpu):
                 n += 1
         return n
+
+
+    def _deadlocked_pairs(self, partial: list[Tracked], free_gpu: int) -> int:
+        """Pairs of partial units (a, b) where neither's missing minimum (GPUs and CPUs,
+        counted) fits in free capacity, but each would with the other's pods released:
+        the two block each other."""
+        if len(partial) < 2:
+            return 0
+        free_cpu = self.geo.cpu_total - self.bound_cpu
+        hg = np.array([t.held_gpu for t in partial], dtype=np.int64)
+        hc = np.array([t.held_cpu for t in partial], dtype=np.int64)
+        mg = np.maximum(np.array([t.min_gpu for t in partial], dtype=np.int64) - hg, 0)
+        mc = np.maximum(np.array([t.min_cpu for t in partial], dtype=np.int64) - hc, 0)
+        stuck = (mg > free_gpu) | (mc > free_cpu)
+        # needs[a, b]: a's missing minimum fits once b lets go
+        needs = ((mg[:, None] <= free_gpu + hg[None, :]) & (mc[:, None] <= free_cpu + hc[None, :])
+                 & stuck[:, None])
+        both = needs & needs.T
+        np.fill_diagonal(both, False)
+        return int(both.sum()) // 2
 
 
 def _role_sets(t: Tracked) -> list[str]:

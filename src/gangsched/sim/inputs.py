@@ -1,0 +1,168 @@
+"""What a simulation runs on, as a value that any process can rebuild: a
+:class:`ScenarioRequest` (a built-in scenario, a seed and a load factor, or a trace file,
+a cluster file or spec, or one of the Alibaba traces) and :func:`build_scenario`.
+
+A worker process (or a Ray task) gets the request, not the scenario: the scenario is
+rebuilt where it runs, deterministically, and cached per process.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from gangsched.api.errors import InputError
+from gangsched.api.loader import load
+from gangsched.api.objects import parse_node
+from gangsched.api.types import Node
+from gangsched.cluster.generate import generate_nodes, level_key, parse_levels_spec, parse_node_spec
+from gangsched.cluster.topology import HOSTNAME, derive_levels
+from gangsched.gang import constraint_keys
+from gangsched.sim.scenarios import SCENARIOS, Scenario, make_scenario
+from gangsched.sim.trace import TraceItem, check, load_trace
+
+DEFAULT_NODE = "cpu=128,memory=1Ti,nvidia.com/gpu=8,pods=110"
+SAMPLES = 1440  # at most this many samples per policy (the interval grows for long runs)
+
+
+@dataclass(frozen=True)
+class ScenarioRequest:
+    """Everything that decides a scenario (hashable: rebuilt once per process)."""
+
+    scenario: str = "disagg"
+    seed: int = 0
+    load: float = 1.0
+    knobs: tuple[tuple[str, Any], ...] = ()  # scenario keyword knobs (--param)
+    trace: str | None = None  # JSON Lines workloads (replaces the scenario's)
+    cluster: str | None = None  # YAML Node objects (replaces the scenario's cluster)
+    cluster_spec: str | None = None  # generated cluster, e.g. zone=4,block=8,rack=8,host=2
+    alibaba: str | None = None  # directory of the Alibaba gpu-v2023 openb CSVs
+    alibaba_limit: int | None = None
+    horizon: float | None = None  # simulated seconds (None: the scenario's)
+
+    def with_seed(self, seed: int) -> ScenarioRequest:
+        return replace(self, seed=seed)
+
+
+def parse_params(items: list[str]) -> tuple[tuple[str, Any], ...]:
+    """``KEY=VALUE`` scenario knobs; numbers become int or float."""
+    knobs: dict[str, Any] = {}
+    for item in items:
+        key, sep, text = (s.strip() for s in item.partition("="))
+        if not sep or not key or not text:
+            raise InputError(f"expected KEY=VALUE, got {item!r}", field="--param")
+        if key == "load":
+            raise InputError("the load is set with --load (a factor of the scenario's "
+                             "calibrated arrival rate)", field="--param")
+        value: Any
+        try:
+            value = int(text)
+        except ValueError:
+            try:
+                value = float(text)
+            except ValueError:
+                value = text
+        knobs[key] = value
+    return tuple(sorted(knobs.items()))
+
+
+def check_request(req: ScenarioRequest) -> None:
+    """Problems a user can make with the options, as one-line errors."""
+    if not math.isfinite(req.load) or req.load <= 0 or req.load > 100:
+        raise InputError(f"must be a positive factor (1.0 = the scenario's calibrated load), "
+                         f"got {req.load}", field="--load")
+    if req.cluster is not None and req.cluster_spec is not None:
+        raise InputError("give --cluster or --cluster-spec, not both", field="--cluster-spec")
+    if req.horizon is not None and (not math.isfinite(req.horizon) or req.horizon <= 0):
+        raise InputError(f"must be a positive number of seconds, got {req.horizon}",
+                         field="--horizon")
+    if req.alibaba is not None and (req.trace is not None or req.cluster is not None
+                                    or req.cluster_spec is not None):
+        raise InputError("--alibaba brings its own cluster and pods; drop --trace, "
+                         "--cluster and --cluster-spec", field="--alibaba")
+    if req.alibaba is None and req.trace is None and req.scenario not in SCENARIOS:
+        raise InputError(f"unknown scenario {req.scenario!r}; choose from "
+                         f"{', '.join(SCENARIOS)}", field="--scenario")
+
+
+@functools.lru_cache(maxsize=8)
+def build_scenario(req: ScenarioRequest) -> Scenario:
+    """The scenario a request describes (cached: the same request, the same object)."""
+    check_request(req)
+    if req.alibaba is not None:
+        from gangsched.sim.alibaba import alibaba_scenario
+
+        sc = alibaba_scenario(Path(req.alibaba), req.seed, req.load, req.alibaba_limit)
+    else:
+        sc = _scenario(req)
+    if req.horizon is not None:
+        sc.horizon = req.horizon
+        sc.warmup = min(sc.warmup, req.horizon / 4)
+        sc.sample_interval = max(sc.sample_interval, req.horizon / SAMPLES)
+    return sc
+
+
+def _scenario(req: ScenarioRequest) -> Scenario:
+    if req.trace is None:
+        try:
+            sc = make_scenario(req.scenario, req.seed, load=req.load, **dict(req.knobs))
+        except TypeError as e:
+            raise InputError(f"bad scenario knob for {req.scenario}: {e}",
+                             field="--param") from None
+    else:
+        sc = Scenario(name="trace", description="", nodes=[], levels=[], items=[],
+                      horizon=3600.0)
+    levels: list[str] | None = sc.levels
+    if req.cluster is not None or req.cluster_spec is not None:
+        sc.nodes, levels = (load_cluster(Path(req.cluster)) if req.cluster is not None
+                            else spec_cluster(req.cluster_spec or ""))
+        sc.parameters["cluster"] = req.cluster if req.cluster is not None else req.cluster_spec
+    if req.trace is not None:
+        path = Path(req.trace)
+        items = load_trace(path)
+        sc = Scenario(
+            name=path.stem, nodes=sc.nodes, levels=[], items=items,
+            horizon=trace_horizon(items), parameters={"trace": req.trace, **(
+                {"cluster": sc.parameters["cluster"]} if "cluster" in sc.parameters else {})},
+            description=f"{len(items):,} workloads from {path} on {len(sc.nodes):,} nodes",
+        )
+        sc.sample_interval = max(60.0, sc.horizon / SAMPLES)
+    if not sc.nodes:
+        raise InputError("the cluster has no nodes (give --cluster or --cluster-spec)",
+                         field="--cluster")
+    keys = constraint_keys(it.workload.tree for it in sc.items)
+    # the simulator's metrics add the host level themselves
+    sc.levels = [k for k in derive_levels(sc.nodes, keys, levels) if k != HOSTNAME]
+    for it in sc.items:
+        check(it, sc.levels)
+    return sc
+
+
+def trace_horizon(items: list[TraceItem]) -> float:
+    """The end of the last finite job, and at least an hour after the last arrival."""
+    if not items:
+        return 3600.0
+    last = max(it.arrival for it in items) + 3600.0
+    return max([last] + [it.arrival + it.duration for it in items if it.duration is not None])
+
+
+def load_cluster(path: Path) -> tuple[list[Node], list[str] | None]:
+    """Nodes of a YAML file, and its Topology object's levels (None without one)."""
+    inputs = load([path])
+    if not inputs.nodes:
+        raise InputError("no Node objects in the file", file=str(path))
+    levels = inputs.topology_levels
+    return inputs.nodes, list(levels) if levels is not None else None
+
+
+def spec_cluster(spec: str) -> tuple[list[Node], list[str] | None]:
+    try:
+        levels = parse_levels_spec(spec)
+    except InputError as e:
+        raise InputError(e.message, field="--cluster-spec") from None
+    nodes = [parse_node(d) for d in generate_nodes(levels, parse_node_spec(DEFAULT_NODE))]
+    keys = [level_key(n) for n, _ in levels if level_key(n) != HOSTNAME]
+    return nodes, keys
