@@ -193,18 +193,86 @@ def test_no_podgroup_without_a_gang_scheduler(edit: Callable[[Any], Any],
     assert len(plan.workloads) == 8
 
 
-def test_min_role_replicas_above_replicas_is_clamped_with_a_warning(tmp_path: Path) -> None:
+def test_min_role_replicas_above_replicas_is_a_validation_error(tmp_path: Path) -> None:
+    """Kthena's admission webhook rejects it (volcano-sh/kthena 3cc0572,
+    pkg/model-serving-controller/webhook/validator.go, validateGangPolicy: "minRoleReplicas
+    (%d) for role %s cannot exceed replicas (%d)"); older gangsched clamped it."""
     def edit(obj: dict[str, Any]) -> None:
         template(obj)["gangPolicy"]["minRoleReplicas"]["decode"] = 5
 
-    spec = translate(parsed(edit))[0][0]["spec"]
-    assert spec["subGroupPolicy"][1]["minSubGroups"] == 2
-    assert spec["minMember"] == 8
-    plan = plan_of(tmp_path, seed(edit))
-    warnings = [w for w in plan.warnings if "minRoleReplicas.decode" in w]
-    assert len(warnings) == 1
-    assert "5 exceeds the role's 2 replicas; clamped to 2" in warnings[0]
-    assert "ModelServing/sample" in warnings[0]
+    with pytest.raises(InputError) as info:
+        load_objects(tmp_path, seed(edit))
+    assert str(info.value) == (
+        f"{tmp_path / 'in.yaml'}[doc 0]: ModelServing/sample: "
+        "spec.template.gangPolicy.minRoleReplicas.decode: "
+        "minRoleReplicas (5) for role decode cannot exceed replicas (2)")
+    equal = seed(lambda o: template(o)["gangPolicy"]["minRoleReplicas"].update(decode=2))
+    assert translate(parse_model_serving(equal))[0][0]["spec"]["minMember"] == 8
+
+
+def test_queue_annotation_becomes_the_podgroup_queue(tmp_path: Path) -> None:
+    """extractQueueName (volcano-sh/kthena 3cc0572, pkg/model-serving-controller/
+    podgroupmanager/manager.go): the ModelServing's scheduling.volcano.sh/queue-name
+    annotation is the PodGroup's spec.queue; without it Kthena leaves the queue empty and
+    the PodGroup CRD's default, "default", applies."""
+    def annotate(queue: str) -> Callable[[dict[str, Any]], None]:
+        return lambda o: o["metadata"].setdefault("annotations", {}).update(
+            {"scheduling.volcano.sh/queue-name": queue})
+
+    assert translate(parsed())[0][0]["spec"]["queue"] == "default"
+    assert translate(parsed(annotate("")))[0][0]["spec"]["queue"] == "default"
+    [podgroup] = translate(parsed(annotate("inference-high")))[0]
+    assert podgroup["spec"]["queue"] == "inference-high"
+    assert "scheduling.volcano.sh/queue-name" not in podgroup["metadata"]["annotations"]
+    with pytest.raises(InputError) as info:
+        load_objects(tmp_path, seed(annotate("High Priority")))
+    assert "metadata.annotations.scheduling.volcano.sh/queue-name: invalid queue name " \
+        "'High Priority'" in str(info.value)
+
+
+def test_hard_policy_without_a_tier_is_valid_and_limits_nothing(tmp_path: Path) -> None:
+    """Kthena's webhook has no rule for it (validator.go at 3cc0572), and Volcano treats
+    hard mode without highestTierAllowed as not hard (JobInfo.IsHardTopologyMode,
+    pkg/scheduler/api/job_info.go): no constraint."""
+    def edit(obj: dict[str, Any]) -> None:
+        template(obj)["networkTopology"] = {"groupPolicy": {"mode": "hard"},
+                                            "rolePolicy": {"mode": "hard"}}
+
+    [podgroup] = translate(parsed(edit))[0]
+    assert podgroup["spec"]["networkTopology"] == {"mode": "hard"}
+    plan = plan_of(tmp_path, seed(edit), nodes=slots(8))
+    [workload] = plan.ready
+    assert workload.tree is not None
+    assert all(not n.topology for n in _walk(workload.tree))
+
+
+def _walk(node: Group | PodSet) -> list[Group | PodSet]:
+    out: list[Group | PodSet] = [node]
+    if isinstance(node, Group):
+        for child in node.children:
+            out.extend(_walk(child))
+    return out
+
+
+def test_too_many_generated_pods_are_refused_before_any_is_made(tmp_path: Path) -> None:
+    def edit(obj: dict[str, Any]) -> None:
+        obj["spec"]["replicas"] = 2**31 - 1
+        template(obj)["roles"][0]["workerReplicas"] = 2**31 - 1
+
+    with pytest.raises(InputError) as info:
+        load_objects(tmp_path, seed(edit))
+    assert ": ModelServing/sample: spec: would create" in str(info.value)
+    assert "at most 100,000 per ModelServing" in str(info.value)
+
+
+@pytest.mark.parametrize("field", ["replicas", "workerReplicas"])
+def test_counts_beyond_int32_are_errors(field: str, tmp_path: Path) -> None:
+    def edit(obj: dict[str, Any]) -> None:
+        holder = obj["spec"] if field == "replicas" else template(obj)["roles"][0]
+        holder[field] = 2**31
+
+    with pytest.raises(InputError, match="32 bits"):
+        load_objects(tmp_path, seed(edit))
 
 
 # -- validation --------------------------------------------------------------------------
@@ -247,9 +315,21 @@ INVALID: list[tuple[str, Callable[[dict[str, Any]], Any], str, str]] = [
      ["resources"]["requests"].update(cpu="lots"),
      "spec.template.roles[0].entryTemplate.spec.containers[0].resources.requests.cpu",
      "invalid quantity"),
-    ("hard-policy-without-tier", lambda o: template(o).update(
-        networkTopology={"groupPolicy": {"mode": "hard"}}),
-     "spec.template.networkTopology.groupPolicy", "requires highestTierAllowed"),
+    ("unknown-field", lambda o: template(o)["roles"][0].update(replica=3),
+     "spec.template.roles[0].replica", 'unknown field "replica"'),
+    ("template-metadata-name", lambda o: template(o)["roles"][0]["entryTemplate"].update(
+        metadata={"name": "x"}),
+     "spec.template.roles[0].entryTemplate.metadata.name", 'unknown field "name"'),
+    ("template-bad-label", lambda o: template(o)["roles"][0]["entryTemplate"].update(
+        metadata={"labels": {"a b": "c"}}),
+     "spec.template.roles[0].entryTemplate.metadata.labels", "invalid label key 'a b'"),
+    ("ports-as-string", lambda o: template(o)["roles"][0]["entryTemplate"]["spec"]
+     ["containers"][0].update(ports="8080"),
+     "spec.template.roles[0].entryTemplate.spec.containers[0].ports",
+     "must be a list, not a string"),
+    ("min-role-above-replicas", lambda o: template(o)["gangPolicy"]["minRoleReplicas"].update(
+        prefill=3), "spec.template.gangPolicy.minRoleReplicas.prefill",
+     "minRoleReplicas (3) for role prefill cannot exceed replicas (2)"),
     ("tier-and-name", lambda o: template(o).update(networkTopology={
         "rolePolicy": {"highestTierAllowed": 1, "highestTierName": "leaf"}}),
      "spec.template.networkTopology.rolePolicy", "mutually exclusive"),

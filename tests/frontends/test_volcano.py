@@ -109,8 +109,19 @@ INVALID: list[tuple[str, dict[str, Any], str, str]] = [
      "spec.subGroupPolicy[1].name", "duplicate subGroupPolicy name 'workers'"),
     ("policy-without-name", podgroup(policies=[{"subGroupSize": 1}]),
      "spec.subGroupPolicy[0].name", "is required"),
-    ("sub-group-size-negative", podgroup(policies=[workers(size=-1)]),
-     "spec.subGroupPolicy[0].subGroupSize", ">= 0"),
+    ("sub-group-size-zero", podgroup(policies=[workers(size=0)]),
+     "spec.subGroupPolicy[0].subGroupSize", ">= 1"),  # the CRD's minimum
+    ("min-member-beyond-int32", podgroup(min_member=2**31),
+     "spec.minMember", "32 bits"),
+    ("min-resources-hex", podgroup(minResources={"cpu": "0x10"}), "spec.minResources.cpu",
+     "invalid quantity '0x10'"),
+    ("min-resources-crd-pattern", podgroup(minResources={"cpu": " 1"}),
+     "spec.minResources.cpu", "invalid quantity ' 1'"),
+    ("unknown-spec-field", podgroup(minMembers=2), "spec.minMembers",
+     'unknown field "minMembers" (did you mean "minMember"?)'),
+    ("queue-name", podgroup(queue="Big Queue"), "spec.queue", "invalid queue name"),
+    ("match-label-key-invalid", podgroup(policies=[workers(matchLabelKeys=["a/b/c"])]),
+     "spec.subGroupPolicy[0].matchLabelKeys[0]", "invalid label key"),
     ("match-label-key-empty", podgroup(policies=[workers(matchLabelKeys=[""])]),
      "spec.subGroupPolicy[0].matchLabelKeys[0]", "non-empty"),
     ("selector-operator", podgroup(policies=[workers(labelSelector={"matchExpressions": [
@@ -407,12 +418,66 @@ def test_invalid_hypernode_is_a_one_line_error(obj: dict[str, Any], field: str, 
     assert message in text
 
 
-def test_unknown_tier_name_is_an_error_naming_the_podgroup(tmp_path: Path) -> None:
-    group = podgroup(networkTopology={"highestTierName": "core"})
-    with pytest.raises(InputError) as info:
-        plan_of(tmp_path, *example("volcano-hypernodes.yaml"), group)
+def test_unknown_tier_name_is_a_warning_and_no_constraint(tmp_path: Path) -> None:
+    """Volcano's scheduler does not fail on it: translateHighestTierNameToAllowed
+    (volcano-sh/volcano ed72c7c, pkg/scheduler/framework/session.go) logs "failed to find
+    hypernode tier name" and skips the translation, so highestTierAllowed stays nil and the
+    job has no tier limit."""
+    group = podgroup(min_member=2, networkTopology={"highestTierName": "core"},
+                     policies=[workers(networkTopology={"highestTierName": "rack"})])
+    plan = plan_of(tmp_path, *example("volcano-hypernodes.yaml"), group,
+                   worker("a", "0"), worker("b", "0"))
+    tree = tree_of(only(plan.workloads))
+    assert tree.topology == ()
+    assert find(tree, "default/train/workers/0").topology == ()
+    notes = [w for w in plan.warnings if "unknown tier name" in w]
+    assert len(notes) == 2
     assert "PodGroup/train: spec.networkTopology.highestTierName: unknown tier name 'core'" in (
-        str(info.value))
+        notes[0])
+    assert "spec.subGroupPolicy[0].networkTopology.highestTierName" in notes[1]
+
+
+def test_hard_mode_without_a_tier_imposes_no_limit(tmp_path: Path) -> None:
+    """JobInfo.IsHardTopologyMode (volcano-sh/volcano ed72c7c, pkg/scheduler/api/
+    job_info.go) and SubJobInfo.IsHardTopologyMode return false when highestTierAllowed is
+    nil, and the PodGroup CRD gives it no default: "hard" alone constrains nothing."""
+    group = podgroup(min_member=2, networkTopology={"mode": "hard"},
+                     policies=[workers(networkTopology={"mode": "hard"})])
+    plan = plan_of(tmp_path, *example("volcano-hypernodes.yaml"), group,
+                   worker("a", "0"), worker("b", "0"))
+    tree = tree_of(only(plan.workloads))
+    assert tree.topology == ()
+    assert find(tree, "default/train/workers/0").topology == ()
+    soft = podgroup(min_member=2, networkTopology={"mode": "soft"})
+    plan = plan_of(tmp_path, *example("volcano-hypernodes.yaml"), soft,
+                   worker("a", "0"), worker("b", "0"))
+    assert tree_of(only(plan.workloads)).topology == (Constraint(TIER1, "preferred"),)
+
+
+@pytest.mark.parametrize(("pattern", "why"), [
+    ("(a)\\1", "invalid escape sequence"),  # a backreference: not in Go's regexp
+    ("(?=n)", "invalid perl operator"),  # lookahead
+    ("a{1001}", "invalid repetition size"),  # Go's limit is 1000 as well
+])
+def test_regex_match_rejects_what_go_regexp_rejects(pattern: str, why: str,
+                                                     tmp_path: Path) -> None:
+    obj = hypernode("h", 1, member("Node", regexMatch={"pattern": pattern}))
+    with pytest.raises(InputError) as info:
+        load_objects(tmp_path, obj)
+    text = str(info.value)
+    assert "HyperNode/h: spec.members[0].selector.regexMatch.pattern: invalid regular " \
+        "expression" in text
+    assert why in text
+
+
+def test_regex_match_is_linear_time(tmp_path: Path) -> None:
+    """(a+)+$ backtracks exponentially in Python's re; RE2, like Go, matches in linear
+    time, so a hostile pattern cannot stall the CLI or serve."""
+    name = "a" * 60 + "b"
+    objects = [hypernode("h", 1, member("Node", regexMatch={"pattern": "^(a+)+$"})),
+               hypernode("g", 1, member("Node", regexMatch={"pattern": "b$"})), node(name)]
+    plan = plan_of(tmp_path, *objects)
+    assert plan.nodes[0].labels[TIER1] == "g"
 
 
 # -- placement ---------------------------------------------------------------------------

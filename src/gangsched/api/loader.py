@@ -73,7 +73,7 @@ MAX_DEPTH = 100
 DEFAULT_MAX_INPUT_BYTES = 128 * 1024**2
 MAX_INPUT_ENV = "GANGSCHED_MAX_INPUT_BYTES"
 MAX_LIST_NESTING = 8  # a List inside a List inside ...
-_SAFE_BOUND = 1000  # depth bound below which libyaml's composer is certainly safe
+_SAFE_BOUND = 400  # the cheap depth bounds are ~3x this: far below a crash (~30,000)
 _ALIAS_LOW, _ALIAS_HIGH = 400_000, 4_000_000  # go-yaml's alias_ratio_range_low/high
 
 
@@ -565,9 +565,15 @@ def _read(path: str) -> str:
 
 # -- nesting depth, before parsing -------------------------------------------------------
 
-_LINE_START = "[\r\n\x85\u2028\u2029]"
-_STRUCTURE_PREFIX = re.compile(  # a line whose first _SAFE_BOUND chunks are all structure
-    f"(?:\\A|{_LINE_START})(?:[ \\t]|[-?:][ \\t]|[&!][^ \\t\\r\\n]*[ \\t]){{{_SAFE_BOUND}}}")
+_CHAIN = r"[ ]*(?:[&!][^ \t\r\n]*[ ]+)*[-?:][ ]"  # one more indicator on the same line
+_CHAINS = (  # indicators nesting block collections on one line, _SAFE_BOUND // 2 of them
+    re.compile(f"- (?:{_CHAIN}){{{_SAFE_BOUND // 2}}}"),
+    re.compile(f"\\? (?:{_CHAIN}){{{_SAFE_BOUND // 2}}}"),
+    re.compile(f"\\n *: (?:{_CHAIN}){{{_SAFE_BOUND // 2}}}"),
+)
+_ANY_CHAIN = re.compile(  # the same, tabs allowed after an indicator
+    f"[-?:][ \\t](?:[ \\t]*(?:[&!][^ \\t\\r\\n]*[ \\t]+)*[-?:][ \\t]){{{_SAFE_BOUND // 2}}}")
+_LINE_BREAKS = "\n\r\x85\u2028\u2029"  # YAML 1.1's, as PyYAML reads them
 _JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 
@@ -579,12 +585,22 @@ def _flow_openers(text: str) -> int:
 
 
 def _yaml_depth_ok(text: str) -> bool:
-    """Whether the text certainly nests less than _SAFE_BOUND levels, from two cheap
-    bounds: block nesting needs, per level, an indentation space or an indicator (``- ``,
-    ``? ``, ``: ``) before the deepest node on its line; flow nesting needs an opener."""
-    if _flow_openers(text) > _SAFE_BOUND // 2:
+    """Whether the text certainly nests less than about 3 x _SAFE_BOUND levels, from
+    cheap bounds. Flow nesting needs an open bracket per level. Along a path of block
+    collections every second level is one column further right (only a sequence in a
+    mapping may start at its parent's column), so a node at depth d sits on a line
+    indented by at least (d - c) / 2 - 1, where c counts the levels opened on that line
+    itself, each by an indicator (``- - - x``, ``? - x``)."""
+    openers = text.count("[") + text.count("{")
+    if openers > _SAFE_BOUND // 2 and _flow_openers(text) > _SAFE_BOUND // 2:
         return False
-    return _STRUCTURE_PREFIX.search(text) is None
+    indent = " " * _SAFE_BOUND
+    if any(text.find(brk + indent) >= 0 for brk in _LINE_BREAKS):
+        return False
+    if "\t" in text:  # indicators may be followed by tabs: the general, slower pattern
+        return _ANY_CHAIN.search(text) is None
+    chains = _CHAINS if "?" in text else _CHAINS[:1]  # no "? ": no explicit ": " either
+    return not any(chain.search(text) for chain in chains)
 
 
 def _check_yaml_depth(text: str, file: str) -> None:
@@ -761,7 +777,8 @@ def _dispatch(
         if entry.schema is not None:
             found = schema.check(doc.obj, entry.schema, mode or schema.default_mode())
             inputs.warnings.extend(str(doc.locate(w)) for w in found)
-        check_object_meta(doc.obj.get("metadata"), entry.name_rule)
+        check_object_meta(doc.obj.get("metadata"), entry.name_rule,
+                          schema_checked=entry.schema is not None)
         inputs.documents.append(doc)
         entry.handler(doc, inputs)
     except InputError as err:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
@@ -132,6 +131,9 @@ def required_str(obj: Mapping[str, Any], key: str, field: str) -> str:
 
 def as_str_map(value: object, field: str) -> dict[str, str]:
     """A ``map[string]string`` such as labels, annotations or a nodeSelector."""
+    if type(value) is dict and all(
+            type(k) is str and k and type(v) is str for k, v in value.items()):
+        return dict(value)
     result: dict[str, str] = {}
     for key, item in as_mapping(value, field).items():
         if not isinstance(key, str) or not key:
@@ -148,16 +150,17 @@ def check_label_key(key: str, field: str, what: str = "label key") -> None:
         raise InputError(f"invalid {what} {key!r}: {names.first(problems)}", field=field)
 
 
-def check_labels(labels: Mapping[str, str], field: str) -> None:
+def check_labels(labels: Mapping[str, Any], field: str) -> None:
     """Label keys and values as the API server validates them (``ValidateLabels``)."""
     qualified, valid_value = names.qualified_name, names.label_value
     for key, value in labels.items():
+        if type(key) is not str or type(value) is not str:
+            as_str_map(labels, field)  # raises the type error
         if qualified(key):
             check_label_key(key, field)
-        problems = valid_value(value)
-        if problems:
-            raise InputError(f"invalid label value {value!r}: {names.first(problems)}",
-                             field=_join(field, key))
+        if valid_value(value):
+            raise InputError(f"invalid label value {value!r}: "
+                             f"{names.first(valid_value(value))}", field=_join(field, key))
 
 
 def check_annotations(annotations: Mapping[str, str], field: str) -> None:
@@ -183,9 +186,10 @@ def check_name(name: str, field: str, rule: Callable[[str], tuple[str, ...]],
 
 
 def check_object_meta(meta: object, name_rule: Callable[[str], tuple[str, ...]] = (
-        names.dns1123_subdomain)) -> None:
+        names.dns1123_subdomain), *, schema_checked: bool = False) -> None:
     """``ValidateObjectMeta`` for what it checks of an object's own fields: the name (by
-    ``name_rule``, the kind's rule), the namespace (a DNS label), labels, annotations."""
+    ``name_rule``, the kind's rule), the namespace (a DNS label), labels and annotations
+    (unless ``schema_checked``: the schema pass checks those already)."""
     if not isinstance(meta, Mapping):
         return
     name, namespace = meta.get("name"), meta.get("namespace")
@@ -193,13 +197,14 @@ def check_object_meta(meta: object, name_rule: Callable[[str], tuple[str, ...]] 
         check_name(name, "metadata.name", name_rule)
     if isinstance(namespace, str) and namespace:
         check_name(namespace, "metadata.namespace", names.dns1123_label, "namespace")
-    labels = meta.get("labels")
-    if isinstance(labels, Mapping) and labels:
-        check_labels(as_str_map(labels, "metadata.labels"), "metadata.labels")
-    annotations = meta.get("annotations")
-    if isinstance(annotations, Mapping) and annotations:
-        check_annotations(as_str_map(annotations, "metadata.annotations"),
-                          "metadata.annotations")
+    if not schema_checked:
+        labels = meta.get("labels")
+        if isinstance(labels, Mapping) and labels:
+            check_labels(labels, "metadata.labels")
+        annotations = meta.get("annotations")
+        if isinstance(annotations, Mapping) and annotations:
+            check_annotations(as_str_map(annotations, "metadata.annotations"),
+                              "metadata.annotations")
 
 
 def mappings(value: object, field: str) -> Iterator[tuple[Mapping[str, Any], str]]:
@@ -221,13 +226,20 @@ def one_of(value: str, allowed: tuple[T, ...], field: str) -> T:
     raise InputError(f"unsupported value {shown}; must be one of: {expected}", field=field)
 
 
-@contextmanager
-def about(obj: str) -> Iterator[None]:
+class about:
     """Name the object (``Kind/name``) in every :class:`InputError` raised inside."""
-    try:
-        yield
-    except InputError as err:
-        raise err.located(obj=obj) from None
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: str) -> None:
+        self.obj = obj
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: object, err: BaseException | None, tb: object) -> None:
+        if isinstance(err, InputError):
+            raise err.located(obj=self.obj) from None
 
 
 # -- label requirements and selectors --------------------------------------------------

@@ -17,8 +17,9 @@ from the OpenAPI spec of Kubernetes 1.37 (``data/k8s-1.37-schema.json``, written
 ``scripts/gen_k8s_schema.py``); front-ends add the types of their custom resources with
 :func:`define`, in the same form: a struct is ``{field: type}``, a type is a primitive
 (``string``, ``int32``, ``int64``, ``number``, ``boolean``, ``byte``, ``date-time``,
-``quantity``, ``int-or-string``, ``any``), a struct's name, ``{"list": T}`` or
-``{"map": T}``.
+``quantity``, ``crd-quantity``, ``int-or-string``, ``any``), ``labels`` or
+``annotations`` (string maps with Kubernetes' key and value rules), a struct's name,
+``{"list": T}`` or ``{"map": T}``.
 """
 
 from __future__ import annotations
@@ -31,13 +32,13 @@ import math
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from datetime import datetime
 from importlib import resources
 from typing import Any, Literal, cast
 
+from gangsched.api import names
 from gangsched.api.errors import InputError
-from gangsched.api.objects import describe
+from gangsched.api.objects import check_annotations, check_labels, describe
 from gangsched.api.quantity import syntax_error
 
 Mode = Literal["strict", "warn", "ignore"]
@@ -112,11 +113,32 @@ def _boolean(value: Any) -> str | None:
     return None if type(value) is bool else _wrong("a boolean (true or false)", value)
 
 
+_quantity_text = functools.lru_cache(maxsize=16384)(syntax_error)
+
+
 def _quantity(value: Any) -> str | None:
     if type(value) is str:
-        return syntax_error(value)
+        return _quantity_text(value)  # manifests repeat the same few quantities
     return syntax_error(value) if not isinstance(value, list | dict) else _wrong(
         "a quantity such as 2, 500m or 16Gi", value)
+
+
+_CRD_QUANTITY = re.compile(  # the pattern controller-gen writes for resource.Quantity
+    r"(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|"
+    r"([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?")
+
+
+def _crd_quantity(value: Any) -> str | None:
+    """A quantity in a custom resource: an integer, or a string matching the CRD's
+    pattern (checked by the API server) that also decodes as a Quantity (in the
+    controller)."""
+    if type(value) is int:
+        return None
+    if type(value) is not str:
+        return _wrong("a quantity (an integer or a string such as 500m or 16Gi)", value)
+    if _CRD_QUANTITY.fullmatch(value) is None:
+        return f"invalid quantity {value!r} (expected e.g. 2, 500m, 1.5, 16Gi, 1e3)"
+    return _quantity_text(value)
 
 
 def _int_or_string(value: Any) -> str | None:
@@ -168,6 +190,7 @@ SCALARS: dict[str, Scalar] = {
     "number": _number,
     "boolean": _boolean,
     "quantity": _quantity,
+    "crd-quantity": _crd_quantity,
     "int-or-string": _int_or_string,
     "date-time": _date_time,
     "byte": _byte,
@@ -193,10 +216,12 @@ def render_path(chain: Chain) -> str:
     return out
 
 
-@dataclass
 class _Context:
-    mode: Mode
-    warnings: list[InputError] = field(default_factory=list)
+    __slots__ = ("mode", "warnings")
+
+    def __init__(self, mode: Mode) -> None:
+        self.mode = mode
+        self.warnings: list[InputError] = []
 
     def unknown(self, struct: _Struct, key: object, chain: Chain) -> None:
         if self.mode == "ignore":
@@ -244,17 +269,12 @@ class _Struct(_Container):
             entry = fields.get(key)
             if entry is None:
                 ctx.unknown(self, key, chain)
-                continue
-            if item is None:
-                continue
-            scalar, container = entry
-            if scalar is not None:
-                problem = scalar(item)
-                if problem is not None:
-                    raise InputError(problem, field=render_path((chain, key)))
-            else:
-                assert container is not None
-                container.check(item, ctx, (chain, key))
+            elif item is not None:
+                scalar = entry[0]
+                if scalar is None:
+                    entry[1].check(item, ctx, (chain, key))  # type: ignore[union-attr]
+                elif scalar(item) is not None:
+                    raise InputError(scalar(item) or "", field=render_path((chain, key)))
 
 
 class _List(_Container):
@@ -291,6 +311,18 @@ class _Map(_Container):
         if self._entry is None:
             self._entry = _entry(self.item)
         scalar, container = self._entry
+        if scalar is _string:  # selectors, env maps...: one sweep
+            for k, v in value.items():
+                if type(k) is not str or type(v) is not str:
+                    break
+            else:
+                return
+        elif scalar is _quantity:  # capacity, requests: cached texts
+            for k, v in value.items():
+                if type(k) is not str or type(v) is not str or _quantity_text(v) is not None:
+                    break
+            else:
+                return
         for key, item in value.items():
             if type(key) is not str:
                 raise InputError(f"key {key!r} must be a string (quote it in YAML)",
@@ -306,6 +338,34 @@ class _Map(_Container):
                 container.check(item, ctx, (chain, key))
 
 
+class _Labels(_Container):
+    """``metadata.labels`` (and label maps like it): keys qualified names, values label
+    values (``ValidateLabels``), checked in the same sweep as their types."""
+
+    def check(self, value: Any, ctx: _Context, chain: Chain) -> None:
+        qualified, valid_value = names.qualified_name, names.label_value
+        if type(value) is dict:
+            for k, v in value.items():
+                if type(k) is not str or type(v) is not str or qualified(k) or valid_value(v):
+                    break
+            else:
+                return
+        _Map("string").check(value, ctx, chain)
+        check_labels(value, render_path(chain))
+
+
+class _Annotations(_Container):
+    """``metadata.annotations``: keys qualified names (any case), at most 256 KiB."""
+
+    def check(self, value: Any, ctx: _Context, chain: Chain) -> None:
+        _Map("string").check(value, ctx, chain)
+        check_annotations(value, render_path(chain))
+
+
+_SPECIAL: dict[str, _Container] = {"labels": _Labels(), "annotations": _Annotations()}
+"""Containers with their own rules, for fields the generated schema types as plain maps:
+:func:`_load_kubernetes` points ``meta.v1.ObjectMeta``'s labels and annotations here."""
+
 _TYPES: dict[str, Mapping[str, TypeExpr]] = {}
 _STRUCTS: dict[str, _Struct] = {}
 _loaded = False
@@ -319,6 +379,9 @@ def _load_kubernetes() -> None:
     data = json.loads(text)
     for name, spec in data["types"].items():
         _TYPES.setdefault(name, spec)
+    meta = dict(_TYPES["meta.v1.ObjectMeta"])
+    meta.update(labels="labels", annotations="annotations")  # validated, not just typed
+    _TYPES["meta.v1.ObjectMeta"] = meta
     _loaded = True
 
 
@@ -350,7 +413,9 @@ def _struct(name: str) -> _Struct:
 def _entry(expr: TypeExpr) -> Entry:
     if isinstance(expr, str):
         scalar = SCALARS.get(expr)
-        return (scalar, None) if scalar is not None else (None, _struct(expr))
+        if scalar is not None:
+            return scalar, None
+        return None, _SPECIAL[expr] if expr in _SPECIAL else _struct(expr)
     if "list" in expr:
         return None, _List(expr["list"])
     if "map" in expr:

@@ -1,19 +1,26 @@
 """Kthena front-end: ``ModelServing`` (``workload.serving.volcano.sh/v1alpha1``).
 
-:func:`translate` produces what Kthena's model-serving controller creates for a
-ModelServing (``pkg/model-serving-controller``: ``podgroupmanager/manager.go``,
+Follows volcano-sh/kthena at 3cc0572 (2026-08-21); where older releases differ, this
+version wins. :func:`translate` produces what Kthena's model-serving controller creates for
+a ModelServing (``pkg/model-serving-controller``: ``podgroupmanager/manager.go``,
 ``utils/utils.go``, ``controller/model_serving_controller.go``):
 
-* per ServingGroup ``i`` (``spec.replicas``, default 1) a Volcano PodGroup ``<name>-<i>``,
-  but only when ``schedulerName`` is ``volcano`` (the default) and the template has a
-  ``gangPolicy`` or a ``networkTopology`` (``shouldCreatePodGroup``). ``minMember`` sums
-  ``(1 + workerReplicas) x min(minRoleReplicas[role], replicas)`` over the roles (a role
-  missing from the map counts all its replicas); ``minResources`` sums the *container
-  requests* of exactly those pods (entry template, plus the worker template per worker);
-  one ``subGroupPolicy`` per role selects the role's pods and splits them by role-id, with
-  ``subGroupSize = 1 + workerReplicas`` and ``minSubGroups`` the role's minimum;
-  ``groupPolicy`` becomes the PodGroup's ``networkTopology``, ``rolePolicy`` every
-  policy's. ``queue: default`` is the CRD default the API server fills in.
+* per ServingGroup ``i`` (``spec.replicas``, default 1) a Volcano PodGroup ``<name>-<i>``
+  whenever ``schedulerName`` is ``volcano`` (the CRD default): ``shouldCreatePodGroup``
+  checks only the scheduler name (and that the PodGroup CRD is installed), with or
+  without ``gangPolicy`` or ``networkTopology``; without ``gangPolicy`` every role counts
+  all its replicas. ``schedulerName: gangsched`` gets the same PodGroups: that is
+  gangsched's extension, for running Kthena's objects under ``gangsched serve`` (real
+  Kthena creates PodGroups only for ``volcano`` and leaves other schedulers' pods without
+  one). ``minMember`` sums ``(1 + workerReplicas) x min(minRoleReplicas[role], replicas)``
+  over the roles (a role missing from the map counts all its replicas); ``minResources``
+  sums the *container requests* of exactly those pods (entry template, plus the worker
+  template per worker); one ``subGroupPolicy`` per role selects the role's pods and splits
+  them by role-id, with ``subGroupSize = 1 + workerReplicas`` and ``minSubGroups`` the
+  role's minimum; ``groupPolicy`` becomes the PodGroup's ``networkTopology``,
+  ``rolePolicy`` every policy's. ``spec.queue`` is the ModelServing's
+  ``scheduling.volcano.sh/queue-name`` annotation (``extractQueueName``), else
+  ``default``, the PodGroup CRD's default that the API server fills in.
 * per role replica ``j`` an entry pod ``<name>-<i>-<role>-<j>-0`` from ``entryTemplate``
   and workers ``...-1`` .. ``...-<workerReplicas>`` from ``workerTemplate``, labelled with
   the ModelServing name, group name, role and role-id (``<role>-<j>``); only the entry pod
@@ -21,6 +28,15 @@ ModelServing (``pkg/model-serving-controller``: ``podgroupmanager/manager.go``,
   ``scheduling.k8s.io/group-name: <name>-<i>`` and ``volcano.sh/task-spec: <role>-<j>``.
   The controller's ``GROUP_SIZE``, ``ENTRY_ADDRESS`` and ``WORKER_INDEX`` env vars are set;
   the revision and role-template-hash labels (hashes of the controller's revision) are not.
+
+Validation is Kthena's: the CRD schema (known fields, int32 counts, at most 4 roles,
+role names of at most 12 characters) and the admission webhook
+(``pkg/model-serving-controller/webhook/validator.go``): role names and every generated
+name DNS-1035 labels, non-negative replicas and worker replicas, a worker template when
+there are workers, and ``minRoleReplicas`` naming existing roles, non-negative and at most
+the role's replicas (``validateGangPolicy``: "minRoleReplicas (3) for role prefill cannot
+exceed replicas (2)"). A ModelServing that would create more than :data:`MAX_PODS` pods is
+refused before any is generated.
 
 The builder turns those dicts into PodGroups and Pods with the same parsers the Volcano
 front-end uses and builds one Workload (kind ``ModelServing``) per ServingGroup through the
@@ -36,6 +52,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gangsched.api import names, schema
 from gangsched.api.errors import InputError
 from gangsched.api.loader import Document, Inputs, register
 from gangsched.api.objects import (
@@ -43,6 +60,7 @@ from gangsched.api.objects import (
     as_int,
     as_mapping,
     as_str,
+    check_name,
     mappings,
     object_name,
     parse_pod,
@@ -77,6 +95,11 @@ DEFAULT_SCHEDULER = "volcano"
 MAX_ROLES = 4
 MAX_ROLE_NAME = 12
 MAX_DNS_LABEL = 63
+MAX_PODS = 100_000
+"""Most pods one ModelServing may generate (replicas x role replicas x pods per replica):
+far beyond any real deployment, and small enough to generate in seconds."""
+QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"  # volcano.sh/apis QueueNameAnnotationKey
+INT32_MAX = 2**31 - 1
 _DNS1035 = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 
 # -- typed objects -----------------------------------------------------------------------
@@ -114,17 +137,22 @@ class ModelServing:
     network_topology: bool = False  # template.networkTopology present
     group_policy: NetworkTopology | None = None
     role_policy: NetworkTopology | None = None
-    warnings: tuple[str, ...] = ()  # minRoleReplicas values clamped to the role's replicas
+    queue: str = DEFAULT_QUEUE  # the scheduling.volcano.sh/queue-name annotation
     origin: Origin = field(default_factory=Origin)
 
     @property
     def creates_podgroups(self) -> bool:
-        """One PodGroup per ServingGroup whenever a gang scheduler schedules the pods
-        (Volcano, or gangsched itself), as Kthena's gang-scheduling documentation states:
-        without ``gangPolicy`` every role is gang-required. (Recent controller code skips
-        the PodGroup when neither gangPolicy nor networkTopology is set; we follow the
-        documented behaviour, which the gang semantics of DESIGN.md build on.)"""
+        """One PodGroup per ServingGroup whenever a gang scheduler schedules the pods:
+        ``volcano``, as Kthena's ``shouldCreatePodGroup`` decides (with or without
+        ``gangPolicy``: without it every role is gang-required), or ``gangsched``,
+        gangsched's own extension for ``gangsched serve`` (real Kthena creates none
+        for it)."""
         return self.scheduler_name in GANG_SCHEDULERS
+
+    @property
+    def total_pods(self) -> int:
+        """Pods the controller creates for this ModelServing."""
+        return self.replicas * sum(r.replicas * r.pods_per_replica for r in self.roles)
 
     def min_replicas(self, role: Role) -> int:
         """Replicas of ``role`` in the gang: its minRoleReplicas, clamped to replicas."""
@@ -135,12 +163,15 @@ class ModelServing:
 
 
 def _count(obj: Mapping[str, Any], key: str, field: str, default: int | None) -> int:
+    """A non-negative int32 (the CRD's format for every count)."""
     path = f"{field}.{key}"
     if obj.get(key) is None and default is None:
         raise InputError("is required", field=path)
     value = as_int(obj.get(key), path, default or 0)
     if value < 0:
         raise InputError(f"must be a non-negative integer, not {value}", field=path)
+    if value > INT32_MAX:
+        raise InputError(f"must fit in 32 bits (at most {INT32_MAX}), not {value}", field=path)
     return value
 
 
@@ -213,24 +244,37 @@ def _parse_roles(value: object, field: str) -> tuple[Role, ...]:
 
 def _min_role_replicas(
     value: object, field: str, roles: tuple[Role, ...]
-) -> tuple[tuple[tuple[str, int], ...], list[str]]:
-    """The minRoleReplicas map and the warnings for values clamped to the replicas."""
+) -> tuple[tuple[str, int], ...]:
+    """The minRoleReplicas map, checked as Kthena's webhook does (``validateGangPolicy``,
+    with its messages): every key a role, every value from 0 to the role's replicas."""
     by_name = {r.name: r for r in roles}
     out: list[tuple[str, int]] = []
-    clamped: list[str] = []
     for name, raw in as_mapping(value, field).items():
         path = f"{field}.{name}"
         role = by_name.get(name) if isinstance(name, str) else None
         if role is None:
             raise InputError(f"role {name} does not exist in template.roles", field=path)
         minimum = as_int(raw, path)
-        if minimum < 0:
-            raise InputError(f"must be a non-negative integer, not {minimum}", field=path)
         if minimum > role.replicas:
-            clamped.append(f"{path}: {minimum} exceeds the role's {role.replicas} "
-                           f"replicas; clamped to {role.replicas}")
+            raise InputError(f"minRoleReplicas ({minimum}) for role {name} cannot exceed "
+                             f"replicas ({role.replicas})", field=path)
+        if minimum < 0:
+            raise InputError(f"minRoleReplicas for role {name} must be non-negative",
+                             field=path)
         out.append((name, minimum))
-    return tuple(out), clamped
+    return tuple(out)
+
+
+def _queue(meta: Mapping[str, Any]) -> str:
+    """The ``scheduling.volcano.sh/queue-name`` annotation (``extractQueueName``), which
+    must be a valid queue name (the PodGroup CRD's pattern), else ``default``."""
+    annotations = as_mapping(meta.get("annotations"), "metadata.annotations")
+    path = f"metadata.annotations.{QUEUE_ANNOTATION}"
+    queue = as_str(annotations.get(QUEUE_ANNOTATION), path)
+    if not queue:
+        return DEFAULT_QUEUE
+    check_name(queue, path, names.dns1123_subdomain, "queue name")
+    return queue
 
 
 def _check_generated_names(name: str, replicas: int, roles: tuple[Role, ...]) -> None:
@@ -257,11 +301,15 @@ def parse_model_serving(obj: Mapping[str, Any], origin: Origin | None = None) ->
         replicas = _count(spec, "replicas", "spec", 1)
         _check_generated_names(name, replicas, roles)
         gang = as_mapping(template.get("gangPolicy"), "spec.template.gangPolicy")
-        minimums, clamped = _min_role_replicas(
+        minimums = _min_role_replicas(
             gang.get("minRoleReplicas"), "spec.template.gangPolicy.minRoleReplicas", roles)
         topo_field = "spec.template.networkTopology"
         topo = as_mapping(template.get("networkTopology"), topo_field)
-        where = f"{origin.where} {KIND}/{name}".strip()
+        per_group = sum(r.replicas * r.pods_per_replica for r in roles)
+        if replicas * per_group > MAX_PODS:
+            raise InputError(f"would create {replicas * per_group:,} pods ({replicas:,} "
+                             f"ServingGroups of {per_group:,}); gangsched reads at most "
+                             f"{MAX_PODS:,} per ModelServing", field="spec")
         return ModelServing(
             name=name,
             namespace=as_str(meta.get("namespace"), "metadata.namespace") or "default",
@@ -274,12 +322,10 @@ def parse_model_serving(obj: Mapping[str, Any], origin: Origin | None = None) ->
             min_role_replicas=minimums,
             network_topology=template.get("networkTopology") is not None,
             group_policy=parse_network_topology(topo.get("groupPolicy"),
-                                                f"{topo_field}.groupPolicy",
-                                                hard_needs_tier=True),
+                                                f"{topo_field}.groupPolicy"),
             role_policy=parse_network_topology(topo.get("rolePolicy"),
-                                               f"{topo_field}.rolePolicy",
-                                               hard_needs_tier=True),
-            warnings=tuple(f"{where}: {w}" for w in clamped),
+                                               f"{topo_field}.rolePolicy"),
+            queue=_queue(meta),
             origin=origin,
         )
 
@@ -290,7 +336,46 @@ def _handle(doc: Document, inputs: Inputs) -> None:
     inputs.add_object(doc, ms)
 
 
-register(KIND, (API_VERSION,), _handle)
+# Known fields of the ModelServing CRD (volcano-sh/kthena at 3cc0572, charts/kthena/charts/
+# workload/crds/workload.serving.volcano.sh_modelservings.yaml): its pod templates are
+# Kubernetes PodSpecs under Kthena's own metadata (labels and annotations only).
+schema.define({
+    "kthena.ModelServing": {"apiVersion": "string", "kind": "string",
+                            "metadata": "meta.v1.ObjectMeta", "spec": "kthena.ModelServingSpec",
+                            "status": "kthena.ModelServingStatus"},
+    "kthena.ModelServingSpec": {"replicas": "int32", "schedulerName": "string",
+                                "plugins": {"list": "kthena.PluginSpec"},
+                                "template": "kthena.ServingGroup",
+                                "rolloutStrategy": "kthena.RolloutStrategy",
+                                "recoveryPolicy": "string"},
+    "kthena.PluginSpec": {"name": "string", "type": "string", "config": "any",
+                          "scope": "kthena.PluginScope"},
+    "kthena.PluginScope": {"roles": {"list": "string"}, "target": "string"},
+    "kthena.RolloutStrategy": {"type": "string",
+                               "rollingUpdateConfiguration": "kthena.RollingUpdate"},
+    "kthena.RollingUpdate": {"maxUnavailable": "int-or-string", "partition": "int-or-string"},
+    "kthena.ServingGroup": {"restartGracePeriodSeconds": "int64",
+                            "gangPolicy": "kthena.GangPolicy",
+                            "networkTopology": "kthena.NetworkTopology",
+                            "roles": {"list": "kthena.Role"}},
+    "kthena.GangPolicy": {"minRoleReplicas": {"map": "int32"}},
+    "kthena.NetworkTopology": {"groupPolicy": "volcano.NetworkTopologySpec",
+                               "rolePolicy": "volcano.NetworkTopologySpec"},
+    "kthena.Role": {"name": "string", "replicas": "int32",
+                    "entryTemplate": "kthena.PodTemplateSpec", "workerReplicas": "int32",
+                    "workerTemplate": "kthena.PodTemplateSpec",
+                    "maxUnavailable": "int-or-string", "partition": "int-or-string"},
+    "kthena.PodTemplateSpec": {"metadata": "kthena.Metadata", "spec": "core.v1.PodSpec"},
+    "kthena.Metadata": {"labels": "labels", "annotations": "annotations"},
+    "kthena.ModelServingStatus": {"observedGeneration": "int64", "replicas": "int32",
+                                  "currentReplicas": "int32", "updatedReplicas": "int32",
+                                  "availableReplicas": "int32", "currentRevision": "string",
+                                  "updateRevision": "string",
+                                  "conditions": {"list": "meta.v1.Condition"},
+                                  "labelSelector": "string"},
+})
+
+register(KIND, (API_VERSION,), _handle, schema="kthena.ModelServing")
 
 # -- translation: what Kthena's controller creates ---------------------------------------
 
@@ -336,7 +421,7 @@ def podgroup_dict(ms: ModelServing, group: str) -> dict[str, Any]:
     }
     if ms.group_policy is not None:
         spec["networkTopology"] = ms.group_policy.as_dict()
-    spec["queue"] = DEFAULT_QUEUE
+    spec["queue"] = ms.queue
     spec["subGroupPolicy"] = [_subgroup_policy(ms, r) for r in ms.roles]
     return {
         "apiVersion": PODGROUP_API_VERSION,
@@ -425,7 +510,6 @@ def build(inputs: Inputs) -> Contribution:
     tiers = tiers_of(inputs)
     out = Contribution(levels=tiers.levels, node_labels=tiers.node_labels)
     for ms in model_servings(inputs):
-        out.warnings.extend(ms.warnings)
         podgroup_dicts, pod_dicts = translate(ms)
         try:
             pods = [parse_pod(d) for d in pod_dicts]
@@ -434,6 +518,7 @@ def build(inputs: Inputs) -> Contribution:
             raise ms.origin.locate(err) from None
         out.pods.extend(pods)
         add_gangs(out, groups, pods, tiers, kind=KIND)
+    out.warnings.extend(tiers.warnings)
     return out
 
 

@@ -14,13 +14,28 @@ allows it, as Volcano does. Nodes in no HyperNode get no labels (no domain at an
 ``highestTierAllowed: t`` puts all pods inside one HyperNode of tier ``<= t``: a
 constraint on the key of the highest existing tier ``<= t``; ``highestTierName`` names the
 tier through the HyperNodes' ``tierName``. ``mode: hard`` (the default) is a required
-constraint, ``soft`` a preferred one. Neither tier nor name given: tier 1 (the CRD's
-default ``highestTierAllowed``).
+constraint, ``soft`` a preferred one.
+
+As Volcano's scheduler reads them (volcano-sh/volcano at ed72c7c, 2026-08):
+
+* ``mode: hard`` with neither ``highestTierAllowed`` nor ``highestTierName`` imposes no
+  tier limit: ``JobInfo.IsHardTopologyMode`` (``pkg/scheduler/api/job_info.go``) and
+  ``SubJobInfo.IsHardTopologyMode`` answer "not hard" when ``HighestTierAllowed`` is nil,
+  and the PodGroup CRD gives it no default. ``mode: soft`` without a tier still prefers
+  packing: a preferred constraint at tier 1.
+* an unknown ``highestTierName`` is not an error: ``translateHighestTierNameToAllowed``
+  (``pkg/scheduler/framework/session.go``) logs "failed to find hypernode tier name" and
+  leaves the spec untranslated, so the job has no tier limit. gangsched warns and adds no
+  constraint.
 
 **Without HyperNodes** tiers map onto the cluster's own levels counted from the narrowest
 non-host level: tier 1 is the narrowest (e.g. rack), tier 2 the next wider (block) and so
 on; a tier beyond the widest level constrains nothing (the whole cluster is one domain).
-``highestTierName`` cannot be resolved without HyperNodes and is an error.
+A ``highestTierName`` cannot be resolved without HyperNodes: a warning, no constraint.
+
+``regexMatch`` patterns use RE2 (the ``google-re2`` package), the syntax and linear-time
+matching of Volcano's Go ``regexp``: no pattern can make matching slow, and a pattern RE2
+rejects (a backreference, a lookahead) is an input error.
 """
 
 from __future__ import annotations
@@ -30,6 +45,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import re2
+
+from gangsched.api import schema
 from gangsched.api.errors import InputError
 from gangsched.api.loader import Document
 from gangsched.api.objects import (
@@ -56,6 +74,28 @@ MODES: tuple[TopologyMode, ...] = ("hard", "soft")
 MemberType = Literal["Node", "HyperNode"]
 MEMBER_TYPES: tuple[MemberType, ...] = ("Node", "HyperNode")
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+
+
+# Known fields, from the CRDs of volcano-sh/volcano at ed72c7c (config/crd/volcano/bases/
+# scheduling.volcano.sh_podgroups.yaml, topology.volcano.sh_hypernodes.yaml): anything else
+# is an unknown field (gangsched.api.schema).
+schema.define({
+    "volcano.NetworkTopologySpec": {"mode": "string", "highestTierAllowed": "int64",
+                                    "highestTierName": "string"},
+    "volcano.HyperNode": {"apiVersion": "string", "kind": "string",
+                          "metadata": "meta.v1.ObjectMeta", "spec": "volcano.HyperNodeSpec",
+                          "status": "volcano.HyperNodeStatus"},
+    "volcano.HyperNodeSpec": {"tier": "int64", "tierName": "string",
+                              "members": {"list": "volcano.MemberSpec"}},
+    "volcano.MemberSpec": {"type": "string", "selector": "volcano.MemberSelector"},
+    "volcano.MemberSelector": {"exactMatch": "volcano.ExactMatch",
+                               "regexMatch": "volcano.RegexMatch",
+                               "labelMatch": "meta.v1.LabelSelector"},
+    "volcano.ExactMatch": {"name": "string"},
+    "volcano.RegexMatch": {"pattern": "string"},
+    "volcano.HyperNodeStatus": {"conditions": {"list": "meta.v1.Condition"},
+                                "nodeCount": "int64"},
+})
 
 
 def tier_key(tier: int) -> str:
@@ -113,13 +153,11 @@ class NetworkTopology:
         return out
 
 
-def parse_network_topology(
-    value: object, field: str, *, hard_needs_tier: bool = False
-) -> NetworkTopology | None:
+def parse_network_topology(value: object, field: str) -> NetworkTopology | None:
     """A ``networkTopology`` mapping at ``field``; ``None`` when absent.
 
-    ``highestTierAllowed`` and ``highestTierName`` are mutually exclusive; a tier is a
-    positive integer. With ``hard_needs_tier`` (Kthena's webhook) hard mode must name one.
+    ``highestTierAllowed`` and ``highestTierName`` are mutually exclusive (Volcano's
+    PodGroup webhook); a tier is a positive integer.
     """
     if value is None:
         return None
@@ -140,8 +178,6 @@ def parse_network_topology(
     if tier is not None and name is not None:
         raise InputError("highestTierAllowed and highestTierName are mutually exclusive",
                          field=field)
-    if hard_needs_tier and mode == "hard" and tier is None and name is None:
-        raise InputError("hard mode requires highestTierAllowed or highestTierName", field=field)
     return NetworkTopology(mode, tier, name, field)
 
 
@@ -154,7 +190,7 @@ class Member:
 
     type: MemberType
     exact: str | None = None
-    regex: re.Pattern[str] | None = None
+    regex: Any = None  # a compiled RE2 pattern
     labels: LabelSelector | None = None
     field: str = "spec.members"
 
@@ -193,14 +229,31 @@ def _parse_selector(member_type: MemberType, obj: object, path: str) -> dict[str
         return {"exact": name}
     if kind == "regexMatch":
         pattern = required_str(as_mapping(selector[kind], inner), "pattern", inner)
-        try:
-            return {"regex": re.compile(pattern)}
-        except re.error as err:
-            raise InputError(f"invalid regular expression: {err}",
-                             field=f"{inner}.pattern") from None
+        return {"regex": compile_pattern(pattern, f"{inner}.pattern")}
     if member_type != "Node":
         raise InputError("labelMatch only selects members of type Node", field=inner)
     return {"labels": parse_label_selector(selector[kind], inner)}
+
+
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False  # RE2 would print its own complaint on stderr
+_RE2_OPTIONS.max_mem = 8 << 20  # RE2's default; an over-large pattern fails to compile
+
+
+def compile_pattern(pattern: str, field: str) -> Any:
+    """A ``regexMatch`` pattern compiled with RE2 (Go's ``regexp`` syntax, linear-time
+    matching); a pattern RE2 rejects is an :class:`InputError` at ``field``."""
+    try:
+        return re2.compile(pattern, _RE2_OPTIONS)
+    except re2.error as err:
+        detail = err.args[0] if err.args else err
+        if isinstance(detail, bytes):
+            detail = detail.decode("utf-8", "replace")
+        raise InputError(f"invalid regular expression {pattern!r}: {detail}",
+                         field=field) from None
+    except (UnicodeError, TypeError, ValueError) as err:
+        raise InputError(f"invalid regular expression {pattern!r}: {err}",
+                         field=field) from None
 
 
 def _parse_member(item: Mapping[str, Any], path: str) -> Member:
@@ -381,22 +434,28 @@ class Tiers:
     from_hypernodes: bool = False
     levels: list[str] | None = None  # label keys the HyperNodes define, widest first
     node_labels: dict[str, dict[str, str]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)  # tier names that name no tier
 
     def rank(self, key: str) -> int:
         """Tier of a key (larger is wider); 0 for keys that are not tiers."""
         return next((t for t, k in self.keys.items() if k == key), 0)
 
-    def tier_of(self, nt: NetworkTopology, origin: Origin) -> int:
+    def tier_of(self, nt: NetworkTopology, origin: Origin) -> int | None:
+        """The highest tier allowed; None when the spec sets no limit (hard mode without
+        a tier, or a tier name no HyperNode has: Volcano then imposes none)."""
         if nt.highest_tier is not None:
             return nt.highest_tier
         if nt.highest_tier_name is None:
-            return 1
+            return 1 if nt.mode == "soft" else None
         tier = self.names.get(nt.highest_tier_name)
         if tier is None:
             why = ("no HyperNode has that tierName" if self.from_hypernodes
                    else "tier names need HyperNodes with spec.tierName")
-            raise origin.error(f"unknown tier name {nt.highest_tier_name!r}: {why}",
-                               f"{nt.field}.highestTierName")
+            warning = str(origin.error(
+                f"unknown tier name {nt.highest_tier_name!r} ({why}): no tier limit, as "
+                "Volcano's scheduler leaves it untranslated", f"{nt.field}.highestTierName"))
+            if warning not in self.warnings:
+                self.warnings.append(warning)
         return tier
 
     def constraint(self, nt: NetworkTopology | None, origin: Origin) -> tuple[Constraint, ...]:
@@ -404,6 +463,8 @@ class Tiers:
         if nt is None:
             return ()
         tier = self.tier_of(nt, origin)
+        if tier is None:
+            return ()
         usable = [t for t in self.keys if t <= tier]
         if not usable:
             if self.from_hypernodes:

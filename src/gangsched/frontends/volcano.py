@@ -43,6 +43,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from gangsched.api import names, schema
 from gangsched.api.errors import InputError
 from gangsched.api.loader import Document, Inputs, register
 from gangsched.api.objects import (
@@ -51,6 +52,8 @@ from gangsched.api.objects import (
     as_list,
     as_mapping,
     as_str,
+    check_label_key,
+    check_name,
     mappings,
     object_name,
     parse_label_selector,
@@ -129,12 +132,18 @@ class PodGroup:
 # -- parsing -----------------------------------------------------------------------------
 
 
-def _count(obj: Mapping[str, Any], key: str, field: str, default: int = 0) -> int:
-    """A non-negative integer field."""
+INT32_MAX = 2**31 - 1
+
+
+def _count(obj: Mapping[str, Any], key: str, field: str, default: int = 0,
+           minimum: int = 0) -> int:
+    """A non-negative (or at least ``minimum``) int32 field, as the CRD declares it."""
     path = f"{field}.{key}"
     value = as_int(obj.get(key), path, default)
-    if value < 0:
-        raise InputError(f"must be >= 0, not {value}", field=path)
+    if value < minimum:
+        raise InputError(f"must be >= {minimum}, not {value}", field=path)
+    if value > INT32_MAX:
+        raise InputError(f"must fit in 32 bits (at most {INT32_MAX}), not {value}", field=path)
     return value
 
 
@@ -153,6 +162,7 @@ def _label_keys(value: object, field: str) -> tuple[str, ...]:
         key = as_str(raw, f"{field}[{i}]")
         if not key:
             raise InputError("must be a non-empty label key", field=f"{field}[{i}]")
+        check_label_key(key, f"{field}[{i}]")
         if key in keys:
             raise InputError(f"duplicate key {key!r}", field=f"{field}[{i}]")
         keys.append(key)
@@ -162,7 +172,7 @@ def _label_keys(value: object, field: str) -> tuple[str, ...]:
 def _parse_policy(item: Mapping[str, Any], path: str) -> SubGroupPolicy:
     size = None
     if item.get("subGroupSize") is not None:
-        size = _count(item, "subGroupSize", path)
+        size = _count(item, "subGroupSize", path, minimum=1)  # the CRD's minimum
     selector_field = f"{path}.labelSelector"
     selector = item.get("labelSelector")
     return SubGroupPolicy(
@@ -194,13 +204,15 @@ def parse_podgroup(obj: Mapping[str, Any], origin: Origin | None = None) -> PodG
         meta = as_mapping(obj.get("metadata"), "metadata")
         spec = as_mapping(obj.get("spec"), "spec")
         resources = parse_resources(spec.get("minResources"), "spec.minResources")
+        queue = as_str(spec.get("queue"), "spec.queue") or DEFAULT_QUEUE
+        check_name(queue, "spec.queue", names.dns1123_subdomain, "queue name")
         return PodGroup(
             name=name,
             namespace=as_str(meta.get("namespace"), "metadata.namespace") or "default",
             min_member=_count(spec, "minMember", "spec"),
             min_task_member=_task_minimums(spec.get("minTaskMember"), "spec.minTaskMember"),
             min_resources=tuple(sorted(resources.items())),
-            queue=as_str(spec.get("queue"), "spec.queue") or DEFAULT_QUEUE,
+            queue=queue,
             priority_class_name=as_str(spec.get("priorityClassName"),
                                        "spec.priorityClassName") or None,
             network_topology=parse_network_topology(spec.get("networkTopology"),
@@ -222,8 +234,33 @@ def _handle_hypernode(doc: Document, inputs: Inputs) -> None:
     inputs.add_object(doc, hn)
 
 
-register("PodGroup", (API_VERSION,), _handle_podgroup)
-register("HyperNode", (HYPERNODE_API_VERSION,), _handle_hypernode)
+# Known fields of the PodGroup CRD (volcano-sh/volcano at ed72c7c, config/crd/volcano/bases/
+# scheduling.volcano.sh_podgroups.yaml); minResources values must match the CRD's
+# quantity pattern as well as decode as quantities.
+schema.define({
+    "volcano.PodGroup": {"apiVersion": "string", "kind": "string",
+                         "metadata": "meta.v1.ObjectMeta", "spec": "volcano.PodGroupSpec",
+                         "status": "volcano.PodGroupStatus"},
+    "volcano.PodGroupSpec": {"minMember": "int32", "minResources": {"map": "crd-quantity"},
+                             "minTaskMember": {"map": "int32"},
+                             "networkTopology": "volcano.NetworkTopologySpec",
+                             "priorityClassName": "string", "queue": "string",
+                             "subGroupPolicy": {"list": "volcano.SubGroupPolicySpec"}},
+    "volcano.SubGroupPolicySpec": {"name": "string", "subGroupSize": "int32",
+                                   "minSubGroups": "int32",
+                                   "labelSelector": "meta.v1.LabelSelector",
+                                   "matchLabelKeys": {"list": "string"},
+                                   "networkTopology": "volcano.NetworkTopologySpec"},
+    "volcano.PodGroupStatus": {"conditions": {"list": "volcano.PodGroupCondition"},
+                               "failed": "int32", "phase": "string", "running": "int32",
+                               "succeeded": "int32"},
+    "volcano.PodGroupCondition": {"lastTransitionTime": "date-time", "message": "string",
+                                  "reason": "string", "status": "string",
+                                  "transitionID": "string", "type": "string"},
+})
+
+register("PodGroup", (API_VERSION,), _handle_podgroup, schema="volcano.PodGroup")
+register("HyperNode", (HYPERNODE_API_VERSION,), _handle_hypernode, schema="volcano.HyperNode")
 
 # -- membership --------------------------------------------------------------------------
 
@@ -531,6 +568,7 @@ def build(inputs: Inputs) -> Contribution:
     tiers = tiers_of(inputs)
     out = Contribution(levels=tiers.levels, node_labels=tiers.node_labels)
     add_gangs(out, podgroups(inputs), inputs.pods, tiers)
+    out.warnings.extend(tiers.warnings)
     return out
 
 
