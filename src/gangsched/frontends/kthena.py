@@ -138,6 +138,8 @@ class ModelServing:
     group_policy: NetworkTopology | None = None
     role_policy: NetworkTopology | None = None
     queue: str = DEFAULT_QUEUE  # the scheduling.volcano.sh/queue-name annotation
+    warnings: tuple[str, ...] = ()  # notes for the user (none since minRoleReplicas above
+    # replicas became an error; kept for callers such as cli/translate.py)
     origin: Origin = field(default_factory=Origin)
 
     @property
