@@ -20,6 +20,7 @@ class Workload:
     tree: Group | PodSet | None  # None while waiting
     pods: dict[str, Pod] = field(default_factory=dict)  # pod key -> pending pod in the tree
     waiting: str = ""  # why it cannot be scheduled yet (too few pods, a missing parent)
+    invalid: str = ""  # why its input is invalid (KEP-6012 hierarchy rules): never placed
     priority: int = 0
     source: str = ""  # file[doc N] of the root object, for messages
 

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import time
+from pathlib import Path
+
 import pytest
+from cli_helpers import Run, assert_one_line_error
 from typer.testing import CliRunner
 
 from gangsched.api.errors import InputError
@@ -40,3 +45,147 @@ def test_other_exceptions_propagate() -> None:
 def test_wrapped_commands_keep_their_signature() -> None:
     assert CliRunner().invoke(app, ["fine"]).stdout == "ok\n"
     assert "--kind" in CliRunner().invoke(app, ["bad-input", "--help"]).stdout
+
+
+# -- strict, safe loading through the CLI ----------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+CLUSTER = EXAMPLES / "cluster-small.yaml"
+NODE = """apiVersion: v1
+kind: Node
+metadata:
+  name: {name}
+status:
+  allocatable: {{cpu: "8", pods: "110"}}
+  capacity: {{cpu: "{capacity}", pods: "110"}}
+"""
+
+
+def _write(tmp_path: Path, text: str, name: str = "in.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("command", ["validate", "place"])
+def test_unknown_field_is_an_error_by_default(command: str, run: Run, tmp_path: Path) -> None:
+    """kubectl's strict field validation (--validate=strict, the default)."""
+    path = _write(tmp_path, NODE.format(name="n1", capacity="8").replace(
+        "metadata:", "metadata:\n  lables: {a: b}"))
+    assert_one_line_error(run(command, path), "Node/n1: metadata.lables: unknown field",
+                          'did you mean "labels"?')
+
+
+def test_validate_warn_and_ignore_downgrade_unknown_fields(run: Run, tmp_path: Path) -> None:
+    path = _write(tmp_path, NODE.format(name="n1", capacity="8").replace(
+        "status:", "spec: {providerIDs: x}\nstatus:"))
+    warned = run("validate", "--validate=warn", path)
+    assert warned.exit_code == 0, warned.output
+    assert warned.stderr.startswith("warning: ") and "spec.providerIDs: unknown field" in (
+        warned.stderr)
+    quiet = run("validate", "--validate", "ignore", path)
+    assert quiet.exit_code == 0 and quiet.stderr == ""
+    assert run("validate", "--validate=false", path).exit_code == 0  # kubectl's old value
+    assert_one_line_error(run("validate", "--validate=maybe", path), "--validate",
+                          "strict, warn, ignore")
+
+
+def test_environment_sets_the_default_mode(run: Run, tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _write(tmp_path, NODE.format(name="n1", capacity="8").replace(
+        "status:", "spec: {x: 1}\nstatus:"))
+    monkeypatch.setenv("GANGSCHED_VALIDATE", "warn")
+    assert run("validate", path).exit_code == 0
+    assert run("validate", "--validate=strict", path).exit_code == 1
+
+
+@pytest.mark.parametrize("mode", ["strict", "warn", "ignore"])
+def test_types_and_quantities_are_errors_in_every_mode(mode: str, run: Run,
+                                                       tmp_path: Path) -> None:
+    """A capacity gangsched never reads (allocatable is given) is still decoded as the API
+    server decodes it: "0x10" is not a quantity."""
+    path = _write(tmp_path, NODE.format(name="n1", capacity="0x10"))
+    assert_one_line_error(run("place", f"--validate={mode}", path),
+                          "Node/n1: status.capacity.cpu: invalid quantity '0x10'")
+
+
+def test_control_characters_never_reach_the_terminal(run: Run, tmp_path: Path) -> None:
+    path = _write(tmp_path, 'apiVersion: v1\nkind: Node\nmetadata:\n'
+                            '  name: "evil\\e[31m\\u202e\\nname"\n')
+    result = run("validate", path)
+    assert_one_line_error(result, "Node/evil\\x1b[31m\\u202e\\nname", "invalid name")
+    assert "\x1b" not in result.output and "\u202e" not in result.output
+
+
+def test_invalid_hierarchy_is_shown_and_the_rest_placed(run: Run, tmp_path: Path) -> None:
+    """KEP-6012: a broken CompositePodGroup hierarchy makes its own workload invalid; place
+    still places every other workload, prints the invalid one as such, and exits 1."""
+    cycle = "".join(
+        f"---\napiVersion: scheduling.k8s.io/v1alpha3\nkind: CompositePodGroup\n"
+        f"metadata: {{name: {name}, namespace: inference}}\n"
+        f"spec:\n  parentCompositePodGroupName: {parent}\n"
+        f"  workloadRef: {{workloadName: llm-serving, templateName: serving}}\n"
+        f"  schedulingPolicy: {{gang: {{minGroupCount: 1}}}}\n"
+        for name, parent in (("loop-a", "loop-b"), ("loop-b", "loop-a")))
+    broken = _write(tmp_path, cycle, "cycle.yaml")
+    good = EXAMPLES / "workload-gang.yaml"
+    result = run("place", CLUSTER, good, broken, "-o", "json")
+    assert result.exit_code == 1
+    document = json.loads(result.stdout)
+    verdicts = {w["name"]: (w["admitted"], w.get("invalid", False))
+                for w in document["workloads"]}
+    assert verdicts["training/llama-pretrain-workers-0"] == (True, False)
+    assert verdicts["inference/loop-a"] == (False, True)
+    errors = [line for line in result.stderr.splitlines() if not line.startswith("warning: ")]
+    assert len(errors) == 1 and errors[0].startswith("error: ")
+    assert "parent references form a cycle: loop-a -> loop-b -> loop-a" in errors[0]
+    table = run("place", CLUSTER, good, broken)
+    assert table.exit_code == 1 and "invalid" in table.stdout
+    checked = run("validate", CLUSTER, good, broken)
+    assert checked.exit_code == 1
+    assert [line for line in checked.stderr.splitlines() if line.startswith("error: ")] == [
+        f"error: {broken}[doc 0]: CompositePodGroup/loop-a: spec.parentCompositePodGroupName: "
+        "parent references form a cycle: loop-a -> loop-b -> loop-a"]
+
+
+# -- bounded reading ----------------------------------------------------------------------------
+
+
+def test_huge_file_is_refused_before_reading(run: Run, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _write(tmp_path, NODE.format(name="n1", capacity="8") * 1)
+    monkeypatch.setenv("GANGSCHED_MAX_INPUT_BYTES", "64")
+    assert_one_line_error(run("validate", path), "file is too large",
+                          "GANGSCHED_MAX_INPUT_BYTES")
+    monkeypatch.setenv("GANGSCHED_MAX_INPUT_BYTES", "1Ki")
+    assert run("validate", path).exit_code == 0
+
+
+def test_billion_laughs_is_rejected_quickly(run: Run, tmp_path: Path) -> None:
+    lines = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 10)]
+    text = "apiVersion: v1\nkind: Node\nmetadata: {name: n}\n" + "\n".join(
+        f"x{line}" for line in lines) + "\n"
+    path = _write(tmp_path, text)
+    start = time.perf_counter()
+    result = run("validate", path)
+    assert time.perf_counter() - start < 5
+    assert_one_line_error(result, "excessive aliasing")
+
+
+@pytest.mark.parametrize(("text", "what"), [
+    ("[" * 50_000 + "]" * 50_000, "YAML"),
+    ("a:\n" + "".join("  " * i + "- b:\n" for i in range(1, 300)), "YAML"),
+    ("- " * 40_000 + "x\n", "YAML"),
+    ('{"a": ' * 50_000 + "1" + "}" * 50_000, "JSON"),
+], ids=["flow", "block", "compact", "json"])
+def test_deep_nesting_is_refused_before_parsing(text: str, what: str, run: Run,
+                                                tmp_path: Path) -> None:
+    """libyaml's composer recurses in C (30,000 levels crash the process): the depth is
+    bounded before it runs."""
+    path = _write(tmp_path, text)
+    start = time.perf_counter()
+    result = run("validate", path)
+    assert time.perf_counter() - start < 10
+    assert_one_line_error(result, f"invalid {what}", "nested deeper than 100 levels")

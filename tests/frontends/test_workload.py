@@ -428,9 +428,11 @@ ERRORS: list[tuple[str, list[Obj], str, str, str]] = [
     ("min-count-missing", [pg("p", {"gang": {}})], "PodGroup/p",
      "spec.schedulingPolicy.gang.minCount", "is required"),
     ("min-count-in-composite", [cpg("c", gang(2), ref=("w", "x"))], "CompositePodGroup/c",
-     "spec.schedulingPolicy.gang.minCount", "use minGroupCount"),
+     "spec.schedulingPolicy.gang.minCount",
+     'unknown field "minCount" (did you mean "minGroupCount"?)'),
     ("min-group-count-in-podgroup", [pg("p", cgang(2))], "PodGroup/p",
-     "spec.schedulingPolicy.gang.minGroupCount", "use minCount"),
+     "spec.schedulingPolicy.gang.minGroupCount",
+     'unknown field "minGroupCount" (did you mean "minCount"?)'),
     ("topology-two-keys", [pg("p", gang(1), schedulingConstraints={
         "topology": [{"key": ZONE}, {"key": RACK}]})], "PodGroup/p",
      "spec.schedulingConstraints.topology", "at most 1 item, not 2"),
@@ -496,16 +498,58 @@ ERRORS: list[tuple[str, list[Obj], str, str, str]] = [
                          [pytest.param(*case[1:], id=case[0]) for case in ERRORS])
 def test_validation_errors(write: Write, objects: list[Obj], obj: str, field: str,
                            fragment: str) -> None:
+    """An object's own problem fails loading; a problem of a hierarchy (found when the
+    builder links objects) makes that one workload invalid, with the same message."""
     path = write(objects)
-    with pytest.raises(InputError) as info:
-        assemble(load([path]))
-    message = str(info.value)
+    try:
+        plan = assemble(load([path]))
+    except InputError as err:
+        message = str(err)
+        assert err.field == (field or None)
+    else:
+        invalid = [w.invalid for w in plan.workloads if w.invalid]
+        assert len(invalid) == 1, [(w.name, w.waiting) for w in plan.workloads]
+        message = invalid[0]
+        assert f": {field}: " in message
     assert "\n" not in message
     assert message.startswith(f"{path}[doc ")
     assert f" {obj}: " in message
-    if field:
-        assert info.value.field == field
     assert fragment in message
+
+
+HIERARCHY_PROBLEMS = [
+    # (id, the broken hierarchy's objects, the invalid workload, message fragment)
+    ("cycle", [cpg("a", cgang(1), ref=("w", "x"), parent="b"),
+               cpg("b", cgang(1), ref=("w", "x"), parent="a"),
+               pg("p", gang(1), ref=("w", "y"), parent="a")],
+     "ml/a", "parent references form a cycle: a -> b -> a"),
+    ("depth", [*chain(4), pg("leaf", gang(1), ref=("w", "y"), parent="c4")],
+     "ml/c1", "level 5 of the hierarchy"),
+    ("mixed-workloads", [cpg("c", cgang(1), ref=("w1", "x")),
+                         pg("p", gang(1), ref=("w2", "y"), parent="c")],
+     "ml/c", "belongs to Workload 'w1', not 'w2'"),
+]
+
+
+@pytest.mark.parametrize(("objects", "name", "fragment"),
+                         [pytest.param(*case[1:], id=case[0]) for case in HIERARCHY_PROBLEMS])
+def test_invalid_hierarchy_marks_only_its_workload(write: Write, objects: list[Obj],
+                                                   name: str, fragment: str) -> None:
+    """KEP-6012 (shared/reference/keps/6012-composite-podgroup-api): a hierarchy that
+    breaks its rules is that workload's problem; every other workload of the same input
+    is still built and placed, and the invalid one's pods are never placed one by one."""
+    good = [pg("g", gang(2)), *pods("g", 2)]
+    bad_pods = [p for o in objects if o["kind"] == "PodGroup"
+                for p in pods(o["metadata"]["name"], 1)]
+    path = write([*objects, *bad_pods, *good])
+    plan = assemble(load([path]))
+    by_name = {w.name: w for w in plan.workloads}
+    assert fragment in by_name[name].invalid
+    assert by_name[name].tree is None
+    assert by_name[name].waiting.startswith("invalid: ")
+    assert set(by_name[name].pods) == {f"ml/{p['metadata']['name']}" for p in bad_pods}
+    assert [w.name for w in plan.ready] == ["ml/g"]
+    assert all(w.kind != "Pod" for w in plan.workloads)  # no pod of it is loose
 
 
 def test_composite_pod_group_is_alpha_only(write: Write) -> None:

@@ -229,7 +229,7 @@ class _Context:
         if not isinstance(key, str):
             raise InputError(f"field name {key!r} must be a string", field=render_path(chain))
         message = f'unknown field "{key}"'
-        close = difflib.get_close_matches(key, list(struct.fields), n=1, cutoff=0.8)
+        close = difflib.get_close_matches(key, list(struct.fields), n=1, cutoff=0.75)
         if close:
             message += f' (did you mean "{close[0]}"?)'
         err = InputError(message, field=render_path((chain, key)))

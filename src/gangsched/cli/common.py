@@ -19,6 +19,8 @@ from typer.models import CommandFunctionType
 
 from gangsched.api.errors import GangschedError, InputError
 from gangsched.api.loader import Inputs, load
+from gangsched.api.names import printable
+from gangsched.api.schema import Mode, parse_mode
 from gangsched.cluster.state import ClusterState
 from gangsched.cluster.topology import Topology, infer_levels
 
@@ -47,13 +49,13 @@ def err() -> Console:
 
 
 def error(message: str) -> None:
-    """One red line ``error: <message>`` on stderr."""
-    err().print(f"[bold red]error:[/] [red]{escape(message)}[/]", soft_wrap=True)
+    """One red line ``error: <message>`` on stderr (control characters escaped)."""
+    err().print(f"[bold red]error:[/] [red]{escape(printable(message))}[/]", soft_wrap=True)
 
 
 def warn(message: str) -> None:
-    """One yellow line ``warning: <message>`` on stderr."""
-    err().print(f"[yellow]warning: {escape(message)}[/]", soft_wrap=True)
+    """One yellow line ``warning: <message>`` on stderr (control characters escaped)."""
+    err().print(f"[yellow]warning: {escape(printable(message))}[/]", soft_wrap=True)
 
 
 # -- the app -------------------------------------------------------------------------------
@@ -119,6 +121,22 @@ IgnoreUnknownOption = Annotated[
     bool,
     typer.Option("--ignore-unknown", help="Skip objects of kinds gangsched does not read."),
 ]
+ValidateOption = Annotated[
+    str | None,
+    typer.Option(
+        "--validate",
+        help="Unknown fields and repeated keys, as kubectl's --validate: strict (an error, "
+        "the default), warn (a warning) or ignore. Wrong types, bad quantities and bad "
+        "names are errors in every mode. Default: $GANGSCHED_VALIDATE, else strict.",
+        show_default=False,
+        metavar="strict|warn|ignore",
+    ),
+]
+
+
+def validate_mode(value: str | None) -> Mode | None:
+    """The --validate option as a mode (None: the environment's or strict)."""
+    return None if value is None else parse_mode(value)
 
 
 def input_files(paths: Sequence[Path] | None, files: Sequence[Path] | None) -> list[Path]:
@@ -129,9 +147,10 @@ def input_files(paths: Sequence[Path] | None, files: Sequence[Path] | None) -> l
     return chosen
 
 
-def load_inputs(files: Sequence[Path], ignore_unknown: bool = False) -> Inputs:
+def load_inputs(files: Sequence[Path], ignore_unknown: bool = False,
+                validate: Mode | None = None) -> Inputs:
     """Load the input files, printing the loader's warnings."""
-    inputs = load(files, ignore_unknown=ignore_unknown)
+    inputs = load(files, ignore_unknown=ignore_unknown, validate=validate)
     for message in inputs.warnings:
         warn(message)
     return inputs

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from enum import StrEnum
 from typing import Annotated, Any
@@ -17,18 +18,21 @@ from gangsched.cli.common import (
     IgnoreUnknownOption,
     PathsArgument,
     TopologyOption,
+    ValidateOption,
+    error,
     input_files,
     load_inputs,
     out,
     parse_topology_option,
     report_missing,
+    validate_mode,
     warn,
 )
 from gangsched.cluster.state import ClusterState
 from gangsched.cluster.topology import derive_levels
 from gangsched.frontends import assemble
 from gangsched.gang import constraint_keys
-from gangsched.model import Plan
+from gangsched.model import Plan, Workload
 from gangsched.placement.batch import WorkloadOutcome, group_dict, place_plan
 
 
@@ -74,25 +78,49 @@ def place_cmd(
     output: OutputOption = Output.table,
     topology: TopologyOption = None,
     ignore_unknown: IgnoreUnknownOption = False,
+    validate: ValidateOption = None,
 ) -> None:
     """Place every workload in the inputs on the cluster (Nodes and bound Pods in the
-    inputs), all-or-nothing per gang, and explain every rejection."""
-    inputs = load_inputs(input_files(paths, files), ignore_unknown)
+    inputs), all-or-nothing per gang, and explain every rejection. A workload whose input
+    is invalid (a broken CompositePodGroup hierarchy) is shown as invalid while the others
+    are placed; the command then exits 1."""
+    inputs = load_inputs(input_files(paths, files), ignore_unknown, validate_mode(validate))
     plan = assemble(inputs)
     for message in plan.warnings[len(inputs.warnings):]:
         warn(message)
     state = plan_state(plan, topology)
-    outcomes = place_plan(plan, state)
-    document = {"workloads": [o.as_dict() for o in outcomes]}
+    outcomes = mark_invalid(plan, place_plan(plan, state))
+    document = {"workloads": [_as_dict(o, w) for o, w in zip(outcomes, plan.workloads,
+                                                            strict=True)]}
     if output is Output.json:
         typer.echo(json.dumps(document, indent=2))
     elif output is Output.yaml:
         typer.echo(yaml.safe_dump(document, sort_keys=False), nl=False)
     else:
-        print_table(outcomes)
+        print_table(outcomes, {o.name for o, w in zip(outcomes, plan.workloads, strict=True)
+                               if w.invalid})
+    invalid = [w for w in plan.workloads if w.invalid]
+    if invalid:  # bad input wins: the others are placed, the exit status says it
+        more = f" (and {len(invalid) - 1} more invalid workloads)" if len(invalid) > 1 else ""
+        error(f"{invalid[0].invalid}{more}")
+        raise typer.Exit(1)
 
 
-def print_table(outcomes: list[WorkloadOutcome]) -> None:
+def mark_invalid(plan: Plan, outcomes: list[WorkloadOutcome]) -> list[WorkloadOutcome]:
+    """Outcomes with every invalid workload shown as such: not admitted, not waiting, its
+    problem as the reason."""
+    return [dataclasses.replace(o, admitted=False, waiting=False, reason=w.invalid)
+            if w.invalid else o for o, w in zip(outcomes, plan.workloads, strict=True)]
+
+
+def _as_dict(outcome: WorkloadOutcome, workload: Workload) -> dict[str, Any]:
+    data = outcome.as_dict()
+    if workload.invalid:
+        data["invalid"] = True
+    return data
+
+
+def print_table(outcomes: list[WorkloadOutcome], invalid: set[str] | None = None) -> None:
     console = out()
     if not outcomes:
         console.print("no workloads in the inputs")
@@ -101,7 +129,8 @@ def print_table(outcomes: list[WorkloadOutcome]) -> None:
     for col in ("workload", "kind", "admitted", "pods", "reason"):
         summary.add_column(col, overflow="fold")
     for o in outcomes:
-        verdict = ("[yellow]waiting[/]" if o.waiting
+        verdict = ("[bold red]invalid[/]" if o.name in (invalid or ())
+                   else "[yellow]waiting[/]" if o.waiting
                    else "[green]yes[/]" if o.admitted else "[red]no[/]")
         summary.add_row(escape(o.name), o.kind, verdict, f"{len(o.pods)}/{o.total_pods}",
                         escape(o.reason))

@@ -8,31 +8,41 @@ import typer
 
 from gangsched.api.errors import GangschedError, InputError
 from gangsched.api.loader import load
+from gangsched.api.schema import Mode
 from gangsched.cli.common import (
     FilesOption,
     IgnoreUnknownOption,
     PathsArgument,
     TopologyOption,
+    ValidateOption,
     error,
     input_files,
     out,
+    validate_mode,
+    warn,
 )
 from gangsched.cli.place import plan_chain
 from gangsched.frontends import assemble, builder_names
 from gangsched.gang import validate
 
 
-def problems(files: list[Path], ignore_unknown: bool, topology: str | None) -> list[str]:
+def problems(files: list[Path], ignore_unknown: bool, topology: str | None,
+             validate_fields: Mode | None = None) -> list[str]:
     """Every problem found: per document while loading, then per front-end (cross-object
-    checks), then each gang tree's own rules."""
+    checks, and workloads a front-end marks invalid), then each gang tree's own rules.
+    The loader's warnings are printed as they are found."""
     found: list[InputError] = []
-    inputs = load(files, ignore_unknown=ignore_unknown, errors=found)
+    inputs = load(files, ignore_unknown=ignore_unknown, errors=found, validate=validate_fields)
+    for message in inputs.warnings:
+        warn(message)
     lines = [str(e) for e in found]
     for name in builder_names():
         try:
-            assemble(inputs, [name])
+            built = assemble(inputs, [name])
         except GangschedError as e:
             lines.append(str(e))
+        else:
+            lines.extend(w.invalid for w in built.workloads if w.invalid)
     if len(lines) > len(found):
         return lines  # trees are built only from objects that passed their own checks
     plan = assemble(inputs)
@@ -51,10 +61,11 @@ def validate_cmd(
     files: FilesOption = None,
     topology: TopologyOption = None,
     ignore_unknown: IgnoreUnknownOption = False,
+    validate_fields: ValidateOption = None,
 ) -> None:
     """Check every object in the input files; exit 1 with one line per problem."""
     files = input_files(paths, files)
-    lines = problems(files, ignore_unknown, topology)
+    lines = problems(files, ignore_unknown, topology, validate_mode(validate_fields))
     for line in lines:
         error(line)
     if lines:

@@ -38,6 +38,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from gangsched.api import schema
 from gangsched.api.errors import InputError, ValidationError
 from gangsched.api.loader import Document, Inputs, register
 from gangsched.api.types import Pod
@@ -219,6 +220,7 @@ class _Forest:
         ]
         position = {id(doc): i for i, doc in enumerate(inputs.documents)}
         objects.sort(key=lambda o: position.get(id(o.doc), 0))  # input order
+        self.broken: dict[GroupKey, InputError] = {}  # objects that cannot be resolved
         self.groups: dict[GroupKey, _Group] = {o.key: self._resolve(o) for o in objects}
         self.children: dict[tuple[str, str], list[_Group]] = {}
         for g in self.groups.values():
@@ -262,7 +264,13 @@ class _Forest:
         return template
 
     def _resolve(self, obj: GroupObject) -> _Group:
-        return _resolve(obj, self._template(obj))
+        """The resolved group; a group whose template or fields do not resolve is kept as
+        a placeholder (so its hierarchy can still be found) and recorded as broken."""
+        try:
+            return _resolve(obj, self._template(obj))
+        except InputError as err:
+            self.broken[obj.key] = err
+            return _Group(obj, None, Policy("basic"), (), "single", None, None)
 
     # -- hierarchy checks ------------------------------------------------------------
 
@@ -299,34 +307,62 @@ class _Forest:
             f"parent references form a cycle: {names}", "spec.parentCompositePodGroupName"
         )
 
-    def _ancestry(self, g: _Group) -> tuple[list[_Group], str | None]:
-        """``g`` and its ancestors up to the top, and the name of a missing parent."""
+    def _ancestry(
+        self, g: _Group
+    ) -> tuple[list[_Group], str | None, list[_Group] | None, InputError | None]:
+        """``g`` and its ancestors up to the top; the name of a missing parent; the cycle
+        the parent references run into, if any; the first broken link on the way (another
+        Workload's parent, a template that is not the parent's child, a disruption mode
+        weaker than the parent's)."""
         chain = [g]
+        problem: InputError | None = None
         while (parent_name := chain[-1].obj.parent) is not None:
             parent = self.groups.get((COMPOSITE, g.obj.namespace, parent_name))
             if parent is None:
-                return chain, parent_name
+                return chain, parent_name, None, problem
             keys = [c.key for c in chain]
             if parent.key in keys:
-                raise self._cycle(chain[keys.index(parent.key) :])
-            self._check_link(chain[-1], parent)
+                return chain, None, chain[keys.index(parent.key):], problem
+            if problem is None:
+                try:
+                    self._check_link(chain[-1], parent)
+                except InputError as err:
+                    problem = err
             chain.append(parent)
-        return chain, None
+        return chain, None, None, problem
 
-    def check(self) -> dict[GroupKey, str | None]:
-        """Check every group's ancestry; the tops (roots, or groups whose parent is
-        missing) mapped to the missing parent's name (``None`` for roots)."""
+    def check(self) -> tuple[dict[GroupKey, str | None], dict[GroupKey, InputError],
+                             dict[GroupKey, GroupKey]]:
+        """Every group's ancestry: the tops (roots, groups whose parent is missing, and
+        one group standing for each cycle of parent references) mapped to the missing
+        parent's name (``None`` otherwise); the first problem of each top's hierarchy
+        (KEP-6012's rules: no cycle, at most MAX_DEPTH levels, one Workload per hierarchy,
+        and every group resolvable), which makes only that hierarchy invalid; and the top
+        of every group."""
         tops: dict[GroupKey, str | None] = {}
-        for g in self.groups.values():
-            chain, missing = self._ancestry(g)
-            if len(chain) > MAX_DEPTH:
-                raise g.error(
-                    f"is at level {len(chain)} of the hierarchy under {chain[-1].label}; "
-                    f"at most {MAX_DEPTH} levels (KEP-6012)",
-                    "spec.parentCompositePodGroupName",
-                )
-            tops[chain[-1].key] = missing
-        return tops
+        problems: dict[GroupKey, InputError] = {}
+        owner: dict[GroupKey, GroupKey] = {}
+        for g in self.groups.values():  # input order: the first problem found is reported
+            chain, missing, cycle, problem = self._ancestry(g)
+            if cycle is not None:
+                top = min(cycle, key=lambda h: h.key)
+                problem = self._cycle(cycle)
+            else:
+                top = chain[-1]
+                if problem is None and len(chain) > MAX_DEPTH:
+                    problem = g.error(
+                        f"is at level {len(chain)} of the hierarchy under {top.label}; "
+                        f"at most {MAX_DEPTH} levels (KEP-6012)",
+                        "spec.parentCompositePodGroupName",
+                    )
+            if problem is None:
+                problem = next((self.broken[h.key] for h in chain if h.key in self.broken),
+                               None)
+            tops.setdefault(top.key, missing)
+            owner[g.key] = top.key
+            if problem is not None:
+                problems.setdefault(top.key, problem)
+        return tops, problems, owner
 
     # -- subtrees ----------------------------------------------------------------------
 
@@ -501,6 +537,17 @@ class _Forest:
             source=g.obj.doc.where,
         )
 
+    def invalid_workload(self, g: _Group, problem: InputError,
+                         owner: dict[GroupKey, GroupKey]) -> Workload:
+        """The hierarchy under top ``g`` (all groups whose top it is) cannot be admitted:
+        a workload that is not placed, holding the hierarchy's pending pods so that none
+        is placed on its own."""
+        pods = [p for key, top in owner.items() if top == g.key and key[0] == POD_GROUP
+                for p in self.members(self.groups[key])[0]]
+        workload = self._waiting(g, f"invalid: {problem}", pods, 0)
+        workload.invalid = str(problem)
+        return workload
+
     def orphan_workload(self, g: _Group, missing: str) -> Workload:
         """A group whose parent CompositePodGroup is not in the inputs: it waits."""
         reason = f"waiting for parent CompositePodGroup {g.obj.namespace}/{missing}"
@@ -540,19 +587,33 @@ class _Forest:
 
 
 def build(inputs: Inputs) -> Contribution:
-    """The ``workload`` builder: one gang tree per root group (see the module docstring)."""
+    """The ``workload`` builder: one gang tree per root group (see the module docstring).
+
+    A hierarchy that breaks KEP-6012's rules (a cycle of parent references, more than
+    MAX_DEPTH levels, groups of different Workloads, a group that does not resolve, one
+    priority per hierarchy) becomes one *invalid* workload (``Workload.invalid``, with the
+    problem) holding its pods; every other workload of the input is built as usual.
+    """
     forest = _Forest(inputs)
-    tops = forest.check()
+    tops, problems, owner = forest.check()
     out = Contribution(warnings=forest.warnings + forest.unused_workload_warnings())
     for key, g in forest.groups.items():  # input order
         if key not in tops:
             continue
         missing = tops[key]
-        if missing is None:
-            workload, claimed, notes = forest.root_workload(g)
-        else:
-            workload = forest.orphan_workload(g, missing)
-            claimed, notes = list(workload.pods.values()), []
+        workload: Workload | None
+        notes: list[str] = []
+        try:
+            if key in problems:
+                raise problems[key]
+            if missing is None:
+                workload, claimed, notes = forest.root_workload(g)
+            else:
+                workload = forest.orphan_workload(g, missing)
+                claimed = list(workload.pods.values())
+        except InputError as err:
+            workload = forest.invalid_workload(g, err, owner)
+            claimed = list(workload.pods.values())
         if workload is not None:
             out.workloads.append(workload)
         out.claimed.update(p.key for p in claimed)
@@ -563,7 +624,41 @@ def build(inputs: Inputs) -> Contribution:
     return out
 
 
-register("Workload", WORKLOAD_VERSIONS, _handle_workload)
-register("PodGroup", WORKLOAD_VERSIONS, _handle_pod_group)
-register("CompositePodGroup", COMPOSITE_VERSIONS, _handle_composite)
+def _schemas() -> dict[str, str]:
+    """Root schema type per ``apiVersion/Kind``: the Kubernetes 1.37 types, with one
+    gangsched extension: a PodGroup may reference its template the way KEP-4671/5832
+    write it, ``spec.podGroupTemplateRef.workload`` (the 1.37 API has only
+    ``spec.workloadRef``)."""
+    roots: dict[str, str] = {}
+    for api_version in WORKLOAD_VERSIONS:
+        version = api_version.rsplit("/", 1)[1]
+        base = f"scheduling.{version}"
+        ext = f"gangsched.{base}"
+        schema.define({
+            f"{ext}.PodGroup": {**schema.struct(f"{base}.PodGroup"),
+                                "spec": f"{ext}.PodGroupSpec"},
+            f"{ext}.PodGroupSpec": {**schema.struct(f"{base}.PodGroupSpec"),
+                                    "podGroupTemplateRef": "gangsched.PodGroupTemplateRef"},
+        })
+        roots[f"{api_version}/Workload"] = f"{base}.Workload"
+        roots[f"{api_version}/PodGroup"] = f"{ext}.PodGroup"
+    for api_version in COMPOSITE_VERSIONS:
+        version = api_version.rsplit("/", 1)[1]
+        roots[f"{api_version}/CompositePodGroup"] = f"scheduling.{version}.CompositePodGroup"
+    return roots
+
+
+schema.define({
+    "gangsched.PodGroupTemplateRef": {"workload": "gangsched.PodGroupTemplateWorkloadRef"},
+    "gangsched.PodGroupTemplateWorkloadRef": {"workloadName": "string",
+                                              "podGroupTemplateName": "string"},
+})
+_SCHEMAS = _schemas()
+
+for _version in WORKLOAD_VERSIONS:
+    register("Workload", (_version,), _handle_workload, schema=_SCHEMAS[f"{_version}/Workload"])
+    register("PodGroup", (_version,), _handle_pod_group, schema=_SCHEMAS[f"{_version}/PodGroup"])
+for _version in COMPOSITE_VERSIONS:
+    register("CompositePodGroup", (_version,), _handle_composite,
+             schema=_SCHEMAS[f"{_version}/CompositePodGroup"])
 register_builder("workload", build)
