@@ -65,7 +65,8 @@ def validate_cmd(
 ) -> None:
     """Check every object in the input files; exit 1 with one line per problem."""
     files = input_files(paths, files)
-    lines = problems(files, ignore_unknown, topology, validate_mode(validate_fields))
+    found = problems(files, ignore_unknown, topology, validate_mode(validate_fields))
+    lines = list(dict.fromkeys(found))  # two front-ends may find the same problem
     for line in lines:
         error(line)
     if lines:
