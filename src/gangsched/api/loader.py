@@ -374,7 +374,7 @@ class Inputs:
 Handler = Callable[[Document, Inputs], None]
 
 
-NameRule = Callable[[str], tuple[str, ...]]
+NameRule = names.Rule
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,10 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
+
+Rule = Callable[[str], tuple[str, ...]]
+"""A name rule: the problems of a value (empty when it is valid)."""
 
 DNS1123_LABEL_MAX = 63
 DNS1123_SUBDOMAIN_MAX = 253
