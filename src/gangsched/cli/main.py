@@ -18,6 +18,7 @@ from gangsched.cli.devcluster import dev_cluster_cmd
 from gangsched.cli.place import place_cmd
 from gangsched.cli.serve import serve_cmd
 from gangsched.cli.simulate import simulate_cmd
+from gangsched.cli.sweep import sweep_cmd
 from gangsched.cli.translate import translate_cmd
 from gangsched.cli.validate import validate_cmd
 
@@ -26,6 +27,7 @@ app = App(
     add_completion=False,
 )
 app.command("simulate")(simulate_cmd)
+app.command("sweep")(sweep_cmd)
 app.add_typer(cluster.app, name="cluster")
 app.add_typer(bench.app, name="bench")
 app.command("place")(place_cmd)

@@ -338,6 +338,17 @@ SCENARIOS: dict[str, tuple[Callable[..., Scenario], str]] = {
 DEFAULT = "disagg"
 
 
+def _alibaba_disagg(seed: int = 0, **knobs: Any) -> Scenario:
+    from gangsched.sim.disagg2025 import disagg2025
+
+    return disagg2025(seed, **knobs)
+
+
+SCENARIOS["alibaba-disagg-2025"] = (
+    _alibaba_disagg, "the Alibaba v2025 disaggregated DLRM trace (4,278 nodes, CN and HN "
+                     "roles of 156 apps), 2 real days per seed")
+
+
 def make_scenario(name: str, seed: int = 0, **knobs: Any) -> Scenario:
     """Build a built-in scenario; raises KeyError for an unknown name."""
     fn, _ = SCENARIOS[name]
