@@ -113,7 +113,9 @@ class ControlPlane:
 
     @classmethod
     def up(cls, state: Path) -> ControlPlane:
-        env = {**os.environ, "GANGSCHED_REALKUBE_STATE": str(state)}
+        # deleting thousands of pods in one request outlasts the default 60s
+        env = {**os.environ, "GANGSCHED_REALKUBE_STATE": str(state),
+               "GANGSCHED_REALKUBE_APISERVER_ARGS": "--request-timeout=10m"}
         out = subprocess.run(["bash", str(SCRIPT), "up"], env=env, capture_output=True,
                              text=True, check=False, timeout=600)
         if out.returncode != 0:
@@ -191,7 +193,15 @@ def reset(cp: ControlPlane) -> None:
     from gangsched.k8s.api import Kind
 
     core, custom = cp.core(), cp.custom()
-    core.delete_collection_namespaced_pod(NS, grace_period_seconds=0)
+    for attempt in range(10):  # thousands of pods: may outlast a request's timeout
+        try:
+            core.delete_collection_namespaced_pod(NS, grace_period_seconds=0,
+                                                  _request_timeout=600)
+            break
+        except Exception:
+            if attempt == 9:
+                raise
+            time.sleep(2)
     for version, plural in (("v1alpha3", "compositepodgroups"), ("v1beta1", "podgroups"),
                             ("v1beta1", "workloads")):
         custom.delete_collection_namespaced_custom_object("scheduling.k8s.io", version, NS,
@@ -575,6 +585,10 @@ def main(argv: Iterable[str] | None = None) -> int:
             for which in schedulers:
                 r = run_one(cp, case, which, args.idle, args.timeout, logs)
                 results.append(r)
+                if args.save:  # as it goes: a later failure keeps what was measured
+                    args.save.write_text(json.dumps(
+                        {"meta": {"partial": True}, "results": [asdict(x) for x in results]},
+                        indent=2) + "\n")
                 print(f"    {r.pods_bound}/{r.pods} bound, {r.pods_per_s} pods/s, gangs "
                       f"{r.gangs_complete} complete / {r.gangs_partial} partial / "
                       f"{r.gangs_unbound} unbound", file=sys.stderr, flush=True)
