@@ -10,7 +10,7 @@ from cli_helpers import Run, assert_one_line_error
 
 def test_bench_load_writes_json(run: Run, tmp_path: Path) -> None:
     out = tmp_path / "load.json"
-    result = run("bench", "load", "--nodes", "50", "--out", out)
+    result = run("bench", "load", "--nodes", "50", "--output-file", out)
     assert result.exit_code == 0, result.output
     assert "ClusterState.from_nodes" in result.stdout
     data = json.loads(out.read_text())
@@ -20,13 +20,14 @@ def test_bench_load_writes_json(run: Run, tmp_path: Path) -> None:
 
 
 def test_bench_load_rejects_zero_nodes(run: Run, tmp_path: Path) -> None:
-    assert_one_line_error(run("bench", "load", "--nodes", "0", "--out", tmp_path / "x.json"),
+    assert_one_line_error(run("bench", "load", "--nodes", "0", "--output-file",
+                              tmp_path / "x.json"),
                           "--nodes")
 
 
 def test_bench_quality_compares_with_the_exact_solver(run: Run, tmp_path: Path) -> None:
     out = tmp_path / "quality.json"
-    result = run("bench", "quality", "-n", "4", "--out", out)
+    result = run("bench", "quality", "--instances", "4", "--output-file", out)
     assert result.exit_code == 0, result.output
     data = json.loads(out.read_text())
     assert data["instances"] == 4
@@ -35,7 +36,7 @@ def test_bench_quality_compares_with_the_exact_solver(run: Run, tmp_path: Path) 
 
 def test_bench_place_reports_ratios_to_the_floor(run: Run, tmp_path: Path) -> None:
     out = tmp_path / "place.json"
-    result = run("bench", "place", "--sizes", "512", "--decisions", "2", "--out", out)
+    result = run("bench", "place", "--sizes", "512", "--decisions", "2", "--output-file", out)
     assert result.exit_code == 0, result.output
     cases = json.loads(out.read_text())["cases"]
     assert {c["case"] for c in cases} == {"rack-gang-4", "disagg-kai", "training-1024"}
@@ -44,19 +45,22 @@ def test_bench_place_reports_ratios_to_the_floor(run: Run, tmp_path: Path) -> No
     assert rack["admitted"] == rack["decisions"]
 
 
-def test_bench_throughput_places_every_gang(run: Run, tmp_path: Path) -> None:
-    out = tmp_path / "throughput.json"
-    result = run("bench", "throughput", "--out", out)
+def test_bench_throughput_places_every_gang_and_prints_json(run: Run) -> None:
+    result = run("bench", "throughput", "--repeat", "1", "--case", "tas 750 x 4",
+                 "--case", "gang 10 x 5,000", "-o", "json")
     assert result.exit_code == 0, result.output
-    cases = json.loads(out.read_text())["cases"]
-    assert all(c["admitted"] == c["gangs"] and c["pods"] == 4 * c["gangs"]
-               for c in cases if "x 4" in c["case"])
+    data = json.loads(result.stdout)
+    cases = {c["case"]: c for c in data["cases"]}
+    assert set(cases) == {"tas 750 x 4", "gang 10 x 5,000"}
+    for c in cases.values():
+        assert c["admitted"] == c["gangs"] == c["first_fit_admitted"]
+        assert c["pods_per_s"] > 0 and c["cpu_pods_per_s"] > 0 and c["ratio_to_first_fit"] > 0
+    assert cases["tas 750 x 4"]["pods"] == 3_000 and cases["gang 10 x 5,000"]["pods"] == 50_000
 
 
 def test_bench_place_rejects_unknown_sizes(run: Run, tmp_path: Path) -> None:
-    assert_one_line_error(run("bench", "place", "--sizes", "7", "--out", tmp_path / "x.json"),
-                          "--sizes")
-    assert_one_line_error(run("bench", "place", "--sizes", "x", "--out", tmp_path / "x.json"),
-                          "--sizes")
-    assert_one_line_error(run("bench", "quality", "-n", "0", "--out", tmp_path / "x.json"),
-                          "--instances")
+    assert_one_line_error(run("bench", "place", "--sizes", "7"), "--sizes")
+    assert_one_line_error(run("bench", "place", "--sizes", "x"), "--sizes")
+    assert_one_line_error(run("bench", "quality", "--instances", "0"), "--instances")
+    assert_one_line_error(run("bench", "throughput", "--case", "tas 1 x 1"), "--case")
+    assert_one_line_error(run("bench", "throughput", "--repeat", "0"), "--repeat")

@@ -2,6 +2,10 @@
 
 The floor is one vectorized fit + domain-sum pass (the least any topology-aware decision
 must do) on the same cluster, timed in the same run, so the ratio survives a noisy machine.
+Two latencies per case: dry runs on a warm snapshot, and *committed* decisions (each
+placement committed, so the next decision first brings the cached capacities up to date;
+the pods are handed back, untimed, so the cluster stays as loaded). Each is measured as
+wall time and as CPU time of this process (the machine is shared).
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from gangsched.cluster.state import ClusterState
-from gangsched.gang import Group
+from gangsched.gang import Group, podsets
 from gangsched.placement import place
 from gangsched.testing.builders import GPU, RACK, cons, group, levels_of, nodes, podset, replicas
 
@@ -74,6 +78,13 @@ class CaseResult:
     floor_us: float
     p50_ratio: float
     p99_ratio: float
+    cpu_p50_us: float = 0.0  # dry runs, CPU time
+    cpu_p99_us: float = 0.0
+    commit_p50_us: float = 0.0  # committed decisions, wall
+    commit_p99_us: float = 0.0
+    commit_cpu_p50_us: float = 0.0
+    commit_cpu_p99_us: float = 0.0
+    commit_cpu_p99_ratio: float = 0.0  # committed CPU p99 / floor
 
 
 @dataclass
@@ -125,6 +136,33 @@ def floor_us(state: ClusterState, level_key: str = RACK, reps: int = 200) -> flo
     return float(np.median(times)) * 1e6
 
 
+def _timed_runs(state: ClusterState, make: Callable[[int], Group], reps: int, *,
+                commit: bool) -> tuple[list[float], list[float], int]:
+    """(wall µs, CPU µs, admitted) of ``reps`` decisions; committed ones are handed back
+    (untimed) so every decision sees the same load."""
+    wall: list[float] = []
+    cpu: list[float] = []
+    admitted = 0
+    for i in range(reps):
+        unit = make(i)
+        w, c = time.perf_counter(), time.process_time()
+        d = place(unit, state, commit=commit)
+        cpu.append((time.process_time() - c) * 1e6)
+        wall.append((time.perf_counter() - w) * 1e6)
+        admitted += d.admitted
+        if commit and d.admitted:
+            _hand_back(state, unit, d.assignments)
+    return wall, cpu, admitted
+
+
+def _hand_back(state: ClusterState, unit: Group, assignments: dict[str, str]) -> None:
+    requests = {p: ps.requests for ps in podsets(unit) for p in ps.pods}
+    index = state.topology.index
+    for pod, node in assignments.items():
+        shape = state.shape(requests[pod])
+        state._apply(np.array([index[node]]), np.array([1]), shape, sign=+1)
+
+
 def run_place_bench(
     sizes: Sequence[int] = tuple(SIZES),
     cases: Sequence[str] = tuple(CASES),
@@ -146,19 +184,20 @@ def run_place_bench(
                 progress(f"{n:,} nodes: {name} x {reps}")
             make(0)  # build cost of the tree is not decision latency
             place(make(-1), state, commit=False)  # warm the capacity cache
-            lat = []
-            admitted = 0
-            for i in range(reps):
-                unit = make(i)
-                t = time.perf_counter()
-                d = place(unit, state, commit=False)
-                lat.append((time.perf_counter() - t) * 1e6)
-                admitted += d.admitted
+            lat, cpu, admitted = _timed_runs(state, make, reps, commit=False)
+            clat, ccpu, _ = _timed_runs(state, make, reps, commit=True)
             p50, p99 = (float(np.percentile(lat, q)) for q in (50, 99))
             result.cases.append(CaseResult(
                 nodes=n, case=name, pods=pods, decisions=reps, admitted=admitted,
                 p50_us=p50, p99_us=p99, floor_us=floor,
                 p50_ratio=p50 / floor, p99_ratio=p99 / floor,
+                cpu_p50_us=float(np.percentile(cpu, 50)),
+                cpu_p99_us=float(np.percentile(cpu, 99)),
+                commit_p50_us=float(np.percentile(clat, 50)),
+                commit_p99_us=float(np.percentile(clat, 99)),
+                commit_cpu_p50_us=float(np.percentile(ccpu, 50)),
+                commit_cpu_p99_us=float(np.percentile(ccpu, 99)),
+                commit_cpu_p99_ratio=float(np.percentile(ccpu, 99)) / floor,
             ))
         result.peak_rss_mib[n] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         del state

@@ -1,33 +1,53 @@
 """``gangsched bench``: benchmarks as commands. Each subcommand is a thin wrapper over a
-function in :mod:`gangsched.bench` that returns a result; here we only print and save it."""
+function in :mod:`gangsched.bench` that returns a result; here we only print it (a table,
+or ``-o json``) and save it (``--output-file``)."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 
 from gangsched.api.errors import InputError
-from gangsched.bench import write_json
+from gangsched.bench import machine_info, write_json
 from gangsched.bench.load import run_load_bench
 from gangsched.cli.common import App, err, out
 
-app = App(help="Benchmarks (wall clock, on this machine).")
-
-OutOption = Annotated[Path, typer.Option("--out", "-o", help="Write the result as JSON here.")]
+app = App(help="Benchmarks (wall clock and CPU time, on this machine).")
 
 
-def _saved(path: Path) -> None:
-    err().print(f"[dim]wrote {path}[/]", soft_wrap=True)
+class Format(StrEnum):
+    table = "table"
+    json = "json"
+
+
+OutputOption = Annotated[Format, typer.Option(
+    "--output", "-o", help="Print a table, or the result as JSON.")]
+FileOption = Annotated[Path | None, typer.Option(
+    "--output-file", help="Also write the result as JSON to this file.", show_default=False)]
+
+
+def _emit(result: Mapping[str, Any], table: Table, output: Format, path: Path | None) -> None:
+    if output is Format.json:
+        typer.echo(json.dumps({**result, "machine": machine_info()}, indent=2))
+    else:
+        out().print(table)
+    if path is not None:
+        write_json(result, path)
+        err().print(f"[dim]wrote {path}[/]", soft_wrap=True)
 
 
 @app.command("load")
 def load_cmd(
     nodes: Annotated[int, typer.Option("--nodes", help="Number of generated nodes.")] = 15_000,
     repeat: Annotated[int, typer.Option("--repeat", help="Runs; the best is kept.")] = 1,
-    out_path: OutOption = Path("bench-out/load.json"),
+    output: OutputOption = Format.table,
+    output_file: FileOption = None,
 ) -> None:
     """Time loading a generated cluster file and building the ClusterState from it."""
     result = run_load_bench(nodes, repeat)
@@ -43,9 +63,7 @@ def load_cmd(
         ("load + state", result.total_s),
     ):
         table.add_row(phase, f"{seconds:.3f}", f"{seconds / result.nodes * 1e6:.1f}")
-    out().print(table)
-    write_json(result.as_dict(), out_path)
-    _saved(out_path)
+    _emit(result.as_dict(), table, output, output_file)
 
 
 def _progress(message: str) -> None:
@@ -57,7 +75,8 @@ def place_cmd(
     sizes: Annotated[str, typer.Option("--sizes", help="Cluster sizes, comma-separated.")] = (
         "512,5000,15000,50000"),
     decisions: Annotated[int, typer.Option("--decisions", help="Decisions per case.")] = 200,
-    out_path: OutOption = Path("bench-out/place.json"),
+    output: OutputOption = Format.table,
+    output_file: FileOption = None,
 ) -> None:
     """Decision latency p50/p99 per unit shape and cluster size, as a ratio to the floor
     (one vectorized fit + domain-sum pass on the same cluster, same run)."""
@@ -73,46 +92,62 @@ def place_cmd(
     if decisions < 1:
         raise InputError("must be at least 1", field="--decisions")
     result = run_place_bench(chosen, decisions=decisions, progress=_progress)
-    table = Table(title="bench place: decision latency (dry runs on a loaded snapshot)",
+    table = Table(title="bench place: decision latency, dry runs and committed (µs)",
                   title_justify="left")
-    for col in ("nodes", "case", "pods", "admitted", "p50 µs", "p99 µs", "floor µs",
-                "p50/floor", "p99/floor", "peak RSS MiB"):
+    for col in ("nodes", "case", "pods", "admitted", "p50", "p99", "cpu p50", "commit cpu p50",
+                "commit cpu p99", "floor", "p50/floor", "commit p99/floor", "RSS MiB"):
         table.add_column(col, justify="left" if col == "case" else "right")
     for c in result.cases:
         table.add_row(f"{c.nodes:,}", c.case, str(c.pods), f"{c.admitted}/{c.decisions}",
-                      f"{c.p50_us:,.0f}", f"{c.p99_us:,.0f}", f"{c.floor_us:,.0f}",
-                      f"{c.p50_ratio:.1f}", f"{c.p99_ratio:.1f}",
-                      f"{result.peak_rss_mib[c.nodes]:,.0f}")
-    out().print(table)
-    write_json(result.as_dict(), out_path)
-    _saved(out_path)
+                      f"{c.p50_us:,.0f}", f"{c.p99_us:,.0f}", f"{c.cpu_p50_us:,.0f}",
+                      f"{c.commit_cpu_p50_us:,.0f}", f"{c.commit_cpu_p99_us:,.0f}",
+                      f"{c.floor_us:,.0f}", f"{c.p50_ratio:.1f}",
+                      f"{c.commit_cpu_p99_ratio:.1f}", f"{result.peak_rss_mib[c.nodes]:,.0f}")
+    _emit(result.as_dict(), table, output, output_file)
 
 
 @app.command("throughput")
-def throughput_cmd(out_path: OutOption = Path("bench-out/throughput.json")) -> None:
-    """Pods/s and gangs/s on the upstream kube-scheduler gang/topology test shapes."""
-    from gangsched.bench.throughput import run_throughput_bench
+def throughput_cmd(
+    repeat: Annotated[int, typer.Option("--repeat", help="Runs per case; medians.")] = 3,
+    case: Annotated[list[str] | None, typer.Option(
+        "--case", help="Only these cases (repeatable; default: all).", show_default=False)
+    ] = None,
+    output: OutputOption = Format.table,
+    output_file: FileOption = None,
+) -> None:
+    """Pods/s on the upstream kube-scheduler scheduler_perf gang and topology shapes,
+    committed, with a plain numpy first-fit on the same cases as the reference."""
+    from gangsched.bench.throughput import CASES, run_throughput_bench
 
-    result = run_throughput_bench(progress=_progress)
+    if repeat < 1:
+        raise InputError("must be at least 1", field="--repeat")
+    names = [c.name for c in CASES]
+    for wanted in case or ():
+        if wanted not in names:
+            raise InputError(f"unknown case {wanted!r}; choose from {', '.join(names)}",
+                             field="--case")
+    result = run_throughput_bench(case, repeat=repeat, progress=_progress)
     lo, hi = result.upstream_pods_per_s
-    table = Table(title=f"bench throughput: {result.nodes:,} nodes "
+    table = Table(title=f"bench throughput: {result.nodes:,} nodes, medians of {repeat} "
                   f"(upstream kube-scheduler: {lo}-{hi} pods/s)", title_justify="left")
-    for col in ("case", "admitted", "pods", "seconds", "pods/s", "gangs/s"):
+    for col in ("case", "admitted", "pods", "wall s", "cpu s", "pods/s", "cpu pods/s",
+                "first-fit cpu s", "x first-fit"):
         table.add_column(col, justify="left" if col == "case" else "right")
     for c in result.cases:
         table.add_row(c.case, f"{c.admitted}/{c.gangs}", f"{c.pods:,}", f"{c.seconds:.3f}",
-                      f"{c.pods_per_s:,.0f}", f"{c.gangs_per_s:,.0f}")
-    out().print(table)
-    write_json(result.as_dict(), out_path)
-    _saved(out_path)
+                      f"{c.cpu_seconds:.3f}", f"{c.pods_per_s:,.0f}",
+                      f"{c.cpu_pods_per_s:,.0f}", f"{c.first_fit_cpu_seconds:.4f}",
+                      f"{c.ratio_to_first_fit:.2f}")
+    _emit(result.as_dict(), table, output, output_file)
 
 
 @app.command("quality")
 def quality_cmd(
-    instances: Annotated[int, typer.Option("--instances", "-n", help="Random instances.")] = 500,
+    instances: Annotated[int, typer.Option("--instances", help="Random instances.")] = 500,
     seed: Annotated[int, typer.Option("--seed", help="First seed.")] = 0,
     time_limit: Annotated[float, typer.Option("--time-limit", help="MILP seconds each.")] = 10.0,
-    out_path: OutOption = Path("bench-out/quality.json"),
+    output: OutputOption = Format.table,
+    output_file: FileOption = None,
 ) -> None:
     """Soundness, recall and extras of the engine against the exact MILP (scipy/HiGHS) on
     small random instances."""
@@ -121,6 +156,4 @@ def quality_cmd(
     if instances < 1:
         raise InputError("must be at least 1", field="--instances")
     result = run_quality(instances, seed=seed, time_limit=time_limit)
-    out().print(format_quality(result))
-    write_json(result, out_path)
-    _saved(out_path)
+    _emit(result, format_quality(result), output, output_file)
