@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from gangsched.cluster.state import ClusterState
 from gangsched.gang import PodSet, TreeNode, minimum_pods
@@ -41,8 +41,7 @@ from gangsched.placement.engine.values import (
 )
 
 
-@dataclass(frozen=True)
-class Attempt:
+class Attempt(NamedTuple):
     """One way to search for the unit's minimum."""
 
     tree: TreeNode  # the unit, or a copy with raised minima
@@ -52,7 +51,7 @@ class Attempt:
     own: TreeNode  # where an extra child reads its own minimum (see attempts())
 
 
-@dataclass
+@dataclass(slots=True)
 class Outcome:
     """What one attempt came to: a placed minimum, or a status with the search's notes."""
 

@@ -91,6 +91,7 @@ class Domains:
         self.state = facts.state
         self.topo = facts.topo
         self.fit_order = fit_order  # Options.domain_order == "fit"
+        self._tiers: dict[int, list[Level | None]] = {}  # by node identity, as facts are
 
     def capacity_in(self, dem: Demand, lo: int, hi: int, sel: np.ndarray | None) -> np.ndarray:
         """How many pods of dem's shape each node in [lo, hi) can take now (read only),
@@ -105,6 +106,12 @@ class Domains:
 
         Keys outside the chain were taken off the node by the cross-key stage before this.
         """
+        out = self._tiers.get(id(node))
+        if out is None:
+            out = self._tiers[id(node)] = self._levels(node)
+        return out
+
+    def _levels(self, node: TreeNode) -> list[Level | None]:
         topo = self.topo
         req, pref = self.facts.required(node), preferred_key(node)
         r = topo.rank(req) if req is not None else None

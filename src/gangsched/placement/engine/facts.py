@@ -60,6 +60,7 @@ class Facts:
         self._sizes: dict[int, int] = {}
         self._simple: dict[int, bool] = {}
         self._required: dict[int, str | None] = {}
+        self._cross: dict[int, Constraint | None] = {}
         self._held: dict[int, np.ndarray] = {}
         self._stripped: dict[tuple[int, Constraint], TreeNode] = {}
         self._by_path: dict[int, dict[str, TreeNode]] = {}
@@ -229,10 +230,13 @@ class Facts:
         """The node's first constraint (required ones first) on a key outside the chain."""
         if not node.topology:
             return None
+        key = id(node)
+        if key in self._cross:
+            return self._cross[key]
         found = [c for c in node.topology if not self.topo.nested(c.key)]
-        if not found:
-            return None
-        return next((c for c in found if c.mode == "required"), found[0])
+        out = next((c for c in found if c.mode == "required"), found[0]) if found else None
+        self._cross[key] = out
+        return out
 
     def stripped(self, node: TreeNode, con: Constraint) -> TreeNode:
         """The node without ``con`` (cached: facts are keyed by identity)."""

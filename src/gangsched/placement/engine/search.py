@@ -198,7 +198,7 @@ class Search:
         facts, txn = self.facts, self.txn
         children = g.children
         order = list(range(len(children)))
-        if self.opts.child_order == "size":
+        if self.opts.child_order == "size" and len(order) > 1:
             order.sort(key=lambda i: facts.placement_order(children[i], i))
         need = g.min_groups
         extras_first = self.opts.extras_first
