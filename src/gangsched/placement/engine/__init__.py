@@ -1,0 +1,38 @@
+"""The hierarchical placement engine (DESIGN.md sections 2-3): ``place(unit, state)``
+decides where one scheduling unit goes, all-or-nothing. It reads as its phases, one
+module each:
+
+0. **Facts** (:mod:`.facts`). What the search asks about the tree on this cluster,
+   computed once and shared read only: pod shapes, per-shape lower bounds on the pods
+   each node's minimum needs (and on all it asks for), sizes, weights, required levels.
+1. **Attempts** (:mod:`.attempts`). When the unit asks for more than its minimum, the
+   tree is first searched with every gang's minimum raised to the same fraction of what
+   it asks (100%, 75%, 50%): equal fractions are the proportional split, so the extras
+   stay fair while the full search (with backtracking) places them. Then the minimum
+   itself. Each tree is searched packing pods onto the fullest nodes, then once more
+   spreading them onto the emptiest. The first attempt that places wins; each returns
+   placed, or unschedulable with its notes.
+2. **Minimum** (:mod:`.search`, :mod:`.domains`, :mod:`.pods`). Recursively place every
+   gang's minimum: for a node with a topology constraint, enumerate candidate domains of
+   its level inside the parent's domain, prune them with vectorized fit-count sums,
+   dry-run the best few in the transaction, keep the best by score (room for the extras
+   the node wants, then tight fit, then fewest nodes) and recurse. Siblings go most
+   constrained first, then largest pods first; they are searched depth-first, and when a
+   later sibling fails, earlier siblings' alternatives are tried within a bounded budget
+   (backtracking).
+3. **Extras** (:mod:`.extras`). With the minimum held, the rest is added by
+   water-filling: repeatedly grow the child with the lowest placed/asked ratio, each
+   extra child placed all-or-nothing inside its parent's domain (spilling to wider scopes
+   only for preferred constraints).
+4. **Decide** (:mod:`.attempts`, :mod:`.explain`). Commit the transaction, or discard it
+   and explain the blocking group with a coded :class:`~.values.Status`.
+
+Parameters are the frozen :class:`Options`; the per-decision state (transaction, budget,
+notes) belongs to one attempt's :class:`~.search.Search`. Everything is a pure function
+of (tree, state); ties break by stable order.
+"""
+
+from gangsched.placement.engine.attempts import place, place_all, raised
+from gangsched.placement.engine.options import RAISE_STEPS, Options
+
+__all__ = ["RAISE_STEPS", "Options", "place", "place_all", "raised"]

@@ -1,0 +1,239 @@
+"""``place()``: a list of attempts at the minimum, then extras, then decide.
+
+Attempts, in order; the first that places the minimum wins:
+
+1. for each fraction of :data:`RAISE_STEPS` (when the unit asks for more than its
+   minimum): the tree with every gang's minimum raised to that fraction, packed, then
+   spread (equal fractions are the proportional split, so extras stay fair while the
+   full search places them; these attempts get a smaller budget);
+2. the minimum itself, packed (a set spanning nodes fills the fullest nodes first);
+3. the minimum, spread (the emptiest nodes first).
+
+Each attempt is one :class:`~.search.Search` with its own transaction, budget and notes,
+and returns an :class:`Outcome`: placed, or unschedulable with its notes. When none
+places, the minimum attempt with the options' own node order explains the rejection.
+The winner then grows extras (:mod:`.extras`), and the decision commits its transaction
+or leaves the state exactly as it was.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import Literal, NamedTuple
+
+from gangsched.cluster.state import ClusterState
+from gangsched.gang import PodSet, TreeNode, minimum_pods
+from gangsched.placement.decision import Decision, GroupOutcome
+from gangsched.placement.engine.domains import Domains
+from gangsched.placement.engine.explain import reasons
+from gangsched.placement.engine.extras import grow
+from gangsched.placement.engine.facts import Facts
+from gangsched.placement.engine.options import DEFAULT, Options
+from gangsched.placement.engine.search import Budget, Search
+from gangsched.placement.engine.values import (
+    SUCCESS,
+    Code,
+    GroupPlacement,
+    Placement,
+    Status,
+)
+
+
+class Attempt(NamedTuple):
+    """One way to search for the unit's minimum."""
+
+    tree: TreeNode  # the unit, or a copy with raised minima
+    node_order: Literal["pack", "spread"]
+    backtrack: int  # Budget.backtrack
+    score: int  # Budget.score
+    own: TreeNode  # where an extra child reads its own minimum (see attempts())
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What one attempt came to: a placed minimum, or a status with the search's notes."""
+
+    status: Status
+    search: Search
+    root: Placement | None = None
+
+
+def raised(node: TreeNode, fraction: float) -> TreeNode:
+    """A copy of the tree in which every gang asks for at least ``fraction`` of its
+    children (or pods) as its minimum. Equal fractions for all siblings are the
+    proportional split, so searching these first keeps extras fair while letting the
+    full search (with backtracking) place them."""
+    if isinstance(node, PodSet):
+        m = max(node.min_pods, math.ceil(fraction * node.size))
+        return node if m == node.min_pods else replace(node, min_pods=m)
+    kids = [raised(c, fraction) for c in node.children]
+    groups = max(node.min_groups, math.ceil(fraction * len(kids)))
+    return replace(node, children=kids, min_groups=groups)
+
+
+def attempts(unit: TreeNode, facts: Facts, opts: Options, minimum: int) -> Iterator[Attempt]:
+    """The attempts, in order (made lazily: a raised tree is built only when reached)."""
+    orders: tuple[Literal["pack", "spread"], ...] = (opts.node_order,)
+    if opts.node_order == "pack" and not opts.extras_first:
+        orders = ("pack", "spread")  # a unit that fails packed is searched once spread
+    if opts.extras and not opts.extras_first and minimum < facts.size(unit):
+        tried = minimum
+        for fraction in opts.raise_steps:
+            tree = raised(unit, fraction)
+            need = minimum_pods(tree)
+            if need <= tried:
+                continue  # asks no more than a fraction already tried
+            tried = need
+            facts.adopt(tree)
+            for order in orders:
+                # the spread retry of a raised tree reads an extra child's minimum from
+                # that tree, the packed one from the unit's own
+                yield Attempt(tree, order, opts.raise_budget, opts.score_budget // 4,
+                              unit if order == "pack" else tree)
+    for order in orders:
+        yield Attempt(unit, order, opts.backtrack_budget, opts.score_budget, unit)
+
+
+def run(attempt: Attempt, facts: Facts, domains: Domains, opts: Options) -> Outcome:
+    """Search the attempt's tree for its minimum over the whole cluster."""
+    budget = Budget(attempt.backtrack, attempt.score, opts.max_dry_runs)
+    search = Search(facts, domains, opts, budget, pack=attempt.node_order == "pack",
+                    own=attempt.own)
+    root = search.first(attempt.tree)
+    if root is None:
+        return Outcome(Status(Code.UNSCHEDULABLE), search)
+    return Outcome(SUCCESS, search, root)
+
+
+def place(
+    unit: TreeNode,
+    state: ClusterState,
+    options: Options | None = None,
+    *,
+    commit: bool = True,
+) -> Decision:
+    """Decide one scheduling unit. On admission the state holds the placement when
+    ``commit`` is true; otherwise (or on rejection) the state is left exactly as it was."""
+    opts = options or DEFAULT
+    minimum = minimum_pods(unit)
+    if state.n_nodes == 0:
+        status = Status(Code.UNRESOLVABLE, (f"{unit.name}: the cluster has no nodes",))
+        return _decision(unit, state, status, None, minimum, 0)
+    facts = Facts(unit, state)
+    domains = Domains(facts, opts.domain_order == "fit")
+    won: Outcome | None = None
+    explainer: Outcome | None = None  # the first failed attempt at the unit's own minimum
+    for attempt in attempts(unit, facts, opts, minimum):
+        outcome = run(attempt, facts, domains, opts)
+        if outcome.status.success:
+            won = outcome
+            break
+        if explainer is None and attempt.tree is unit:
+            explainer = outcome  # keeps its (empty) transaction open for its explanation
+        else:
+            outcome.search.txn.discard()
+    if won is None:
+        assert explainer is not None
+        search = explainer.search
+        status = Status(Code.UNSCHEDULABLE, reasons(search, unit))
+        search.txn.discard()
+        return _decision(unit, state, status, None, minimum, search.budget.dry_runs)
+    # extras: grow the placed minimum by water-filling, first feasible choices only
+    search, root = won.search, won.root
+    assert root is not None
+    size = facts.size(unit)
+    if opts.extras and root.placed < size:
+        search.budget.backtrack = 0
+        grow(search, root, size)
+    # decide: a unit without a minimum that placed nothing is not admitted
+    status = SUCCESS
+    if not (root.placed > 0 or minimum > 0 or unit.size == 0):
+        why = reasons(search, unit) if search.notes.text else (f"{unit.name}: no pod fits",)
+        status = Status(Code.UNSCHEDULABLE, why)
+    if commit and status.success:
+        search.txn.commit()
+    else:
+        search.txn.discard()
+    return _decision(unit, state, status, root, minimum, search.budget.dry_runs)
+
+
+def place_all(
+    units: Sequence[TreeNode], state: ClusterState, options: Options | None = None
+) -> list[Decision]:
+    """Decide units in order, each seeing the ones admitted before it."""
+    return [place(u, state, options) for u in units]
+
+
+# -- the decision value ---------------------------------------------------------------
+
+
+def _decision(
+    unit: TreeNode, state: ClusterState, status: Status, root: Placement | None, minimum: int,
+    dry_runs: int,
+) -> Decision:
+    groups: list[GroupOutcome] = []
+    _outcomes(unit, root, groups)
+    if root is None:
+        return Decision(unit=unit.path, admitted=False, groups=groups, reason=status.message,
+                        minimum_pods=minimum, dry_runs=dry_runs)
+    assignments: dict[str, str] = {}
+    if status.success:
+        _assign(root, state.topology.names, assignments)
+    return Decision(
+        unit=unit.path,
+        admitted=status.success,
+        assignments=assignments,
+        groups=groups,
+        reason=status.message,
+        minimum_pods=minimum,
+        extra_pods=root.placed - minimum,
+        dry_runs=dry_runs,
+    )
+
+
+def _outcomes(node: TreeNode, r: Placement | None, out: list[GroupOutcome]) -> None:
+    placed = r.placed if r is not None else 0
+    cand = r.cand if r is not None else None
+    key, value = cand.pin if cand is not None else (None, None)
+    label = cand.label if cand is not None else None
+    if isinstance(node, PodSet):
+        out.append(
+            GroupOutcome(
+                path=node.path, kind="PodSet", placed_pods=placed, min_pods=node.min_pods,
+                size=node.size, domain=label,
+                satisfied=r is not None and placed >= node.min_pods,
+                domain_key=key, domain_value=value,
+            )
+        )
+        return
+    kids = r.kids if isinstance(r, GroupPlacement) else {}
+    sat = sum(
+        1 for i, ch in enumerate(node.children)
+        if i in kids and kids[i].placed >= (ch.min_pods if isinstance(ch, PodSet) else 0)
+    )
+    out.append(
+        GroupOutcome(
+            path=node.path, kind="Group", placed_pods=placed, min_pods=node.min_pods,
+            size=node.size, satisfied_children=sat, min_groups=node.min_groups,
+            children=len(node.children), domain=label,
+            satisfied=r is not None,
+            domain_key=key, domain_value=value,
+        )
+    )
+    for i, ch in enumerate(node.children):
+        _outcomes(ch, kids.get(i), out)
+
+
+def _assign(r: Placement, names: list[str], out: dict[str, str]) -> None:
+    """Pod key -> node name, pods of each set in order."""
+    if isinstance(r, GroupPlacement):
+        for k in r.kids.values():
+            _assign(k, names, out)
+        return
+    pods = iter(r.node.pods)
+    for nodes, counts in zip(r.nodes, r.counts, strict=True):
+        for j, cnt in zip(nodes.tolist(), counts.tolist(), strict=True):
+            for _ in range(cnt):
+                out[next(pods)] = names[j]

@@ -1,0 +1,284 @@
+"""Candidate domains and their order: where one node of the tree may go inside its
+parent's scope, best first (DESIGN.md sections 2.4, 2.5 and 3).
+
+- **Tiers.** The levels to try, narrowest first: a required key is the widest level tried;
+  a preferred key starts narrower and falls back level by level (to the parent's scope as
+  it is when nothing is required).
+- **Nested levels.** Nodes are sorted by topology path, so a domain of a level of the
+  chain is a contiguous slice [start, end); a scope cutting through domains clips them.
+  A pinned value (``Constraint.value``) narrows the scope to that one domain first.
+- **Capacity bound.** For every shape of the node's minimum, a domain's summed fit count
+  must cover the pods needed (vectorized: cached per-level sums, or ``np.add.reduceat``
+  over the scope). Survivors are ordered by room for the extras the node wants, then
+  tightest slack, then index.
+- **Crossing keys.** A key whose domains cut across the chain (``Topology.cross``) has
+  domains that are node sets; they are bounded with ``np.bincount`` and searched through
+  a node selection.
+- **Ranking.** For a node whose bound does not already order domains as a dry run would,
+  the first few candidates are dry-run and reordered by the resulting score: room for the
+  wanted extras, then tight fit (least capacity left), then fewest nodes touched.
+- **Spill scopes.** Where extras may go when the chosen domain is full (preferred
+  constraints only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from itertools import chain
+
+import numpy as np
+
+from gangsched.cluster.state import BIG, Transaction
+from gangsched.cluster.topology import HOSTNAME, CrossLevel, Level, Topology
+from gangsched.gang import Constraint, PodSet, TreeNode, preferred_key
+from gangsched.placement.engine.facts import Demand, Facts
+from gangsched.placement.engine.values import Candidate, Placement, Scope, Spill, touched
+
+_EMPTY = np.zeros(0, dtype=np.int64)
+_NO_DOMAIN = np.array([-1], dtype=np.int64)
+
+
+@dataclass
+class Candidates:
+    """Domains that passed the capacity bound, best first; candidates are built lazily."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    d: np.ndarray
+    level: Level | None
+    topo: Topology
+    sel: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self.d)
+
+    def __getitem__(self, i: int) -> Candidate:
+        return Candidate(int(self.lo[i]), int(self.hi[i]), self.level, int(self.d[i]), self.topo,
+                         self.sel)
+
+
+@dataclass
+class Seen:
+    """What one tier of candidates offered, kept to explain a failure."""
+
+    node: TreeNode
+    level: Level | None
+    lo: int
+    hi: int
+    sums: np.ndarray | None = None  # main-shape capacity per domain
+    valid: np.ndarray | None = None
+    d0: int = 0
+    sel: np.ndarray | None = None
+
+
+@dataclass
+class Crossing:
+    """The domains of a crossing key inside a scope, bounded and ordered."""
+
+    level: CrossLevel
+    codes: np.ndarray  # domain of each node of the scope (-1: no label)
+    ok: np.ndarray  # bool: nodes of the scope that may be used
+    ids: list[int]  # domains that pass the capacity bound, best first
+    main_sum: np.ndarray | None  # main-shape capacity per domain
+
+
+class Domains:
+    """Candidate domains for the nodes of one unit (shared by its attempts)."""
+
+    def __init__(self, facts: Facts, fit_order: bool) -> None:
+        self.facts = facts
+        self.state = facts.state
+        self.topo = facts.topo
+        self.fit_order = fit_order  # Options.domain_order == "fit"
+        self._tiers: dict[int, list[Level | None]] = {}  # by node identity, as facts are
+
+    def capacity_in(self, dem: Demand, lo: int, hi: int, sel: np.ndarray | None) -> np.ndarray:
+        """How many pods of dem's shape each node in [lo, hi) can take now (read only),
+        zero on the nodes outside the selection."""
+        f = self.state.capacity(dem.shape, dem.req)[lo:hi]
+        return f if sel is None else f * sel[lo:hi]
+
+    # -- levels -------------------------------------------------------------------------
+
+    def tiers(self, node: TreeNode) -> list[Level | None]:
+        """Levels to try, narrowest first; None means the parent's scope as it is.
+
+        Keys outside the chain were taken off the node by the cross-key stage before this.
+        """
+        out = self._tiers.get(id(node))
+        if out is None:
+            out = self._tiers[id(node)] = self._levels(node)
+        return out
+
+    def _levels(self, node: TreeNode) -> list[Level | None]:
+        topo = self.topo
+        req, pref = self.facts.required(node), preferred_key(node)
+        r = topo.rank(req) if req is not None else None
+        p = topo.rank(pref) if pref is not None else None
+        assert req is None or r is not None, f"{req} is not a level of the chain"
+        if p is not None and r is not None and p <= r:
+            p = None
+        narrow = p if p is not None else r
+        if narrow is None:
+            return [None]
+        stop = r if r is not None else 0
+        out: list[Level | None] = [self.level_at(i) for i in range(narrow, stop - 1, -1)]
+        if r is None:
+            out.append(None)
+        return out
+
+    def level_at(self, i: int) -> Level:
+        levels = self.topo.levels
+        if i < len(levels):
+            return levels[i]
+        lv = self.topo.level_for(HOSTNAME)
+        assert lv is not None
+        return lv
+
+    def pin(self, key: str, value: str, lo: int, hi: int) -> tuple[int, int]:
+        """The part of [lo, hi) inside the domain of ``key`` whose label is ``value``
+        (empty when there is none)."""
+        lv = self.topo.level_for(key)
+        assert lv is not None, f"{key} is not a level of the chain"
+        if hi <= lo:
+            return lo, lo
+        d0, d1 = int(lv.node_domain[lo]), int(lv.node_domain[hi - 1]) + 1
+        for d in range(d0, d1):
+            if lv.valid[d] and lv.values[d] == value:
+                return max(int(lv.starts[d]), lo), min(int(lv.ends[d]), hi)
+        return lo, lo
+
+    def outer(self, node: TreeNode, c: Candidate, scope: Scope, spill: Spill) -> Spill:
+        """Where extras may spill, in order, when the chosen domain is full: a node without
+        a constraint inherits its parent's; a preferred one adds the parent's scope
+        (only up to its required domain, when it also has one)."""
+        if c.level is None:
+            return spill
+        if preferred_key(node) is None:
+            return ()
+        lo, hi, sel = scope
+        req = self.facts.required(node)
+        if req is None:
+            return ((lo, hi, sel), *spill)
+        lv = self.topo.level_for(req)
+        assert lv is not None
+        d = int(lv.node_domain[c.lo])
+        return ((max(int(lv.starts[d]), lo), min(int(lv.ends[d]), hi), sel),)
+
+    def nested(
+        self, node: TreeNode, level: Level | None, lo: int, hi: int,
+        within: Level | None = None, sel: np.ndarray | None = None,
+    ) -> tuple[Candidates, Seen]:
+        """Domains of ``level`` inside [lo, hi) that pass the capacity bound, best first,
+        and what was seen (to explain a failure later)."""
+        facts = self.facts
+        dems = facts.demand(node)
+        if level is None:
+            seen = Seen(node, None, lo, hi, sel=sel)
+            # a pod set in its parent's scope: placing it is the check
+            if isinstance(node, PodSet) or all(
+                int(self.capacity_in(d, lo, hi, sel).sum()) >= d.count for d in dems
+            ):
+                return Candidates(np.array([lo]), np.array([hi]), _NO_DOMAIN, None,
+                                  self.topo, sel), seen
+            return Candidates(_EMPTY, _EMPTY, _EMPTY, None, self.topo), seen
+        d0 = int(level.node_domain[lo])
+        d1 = int(level.node_domain[hi - 1]) + 1
+        starts = level.starts[d0:d1]
+        ends = level.ends[d0:d1]
+        whole = int(starts[0]) >= lo and int(ends[-1]) <= hi
+        if not whole:  # the scope cuts through domains: clip them to it
+            starts, ends = np.maximum(starts, lo), np.minimum(ends, hi)
+        valid = level.valid[d0:d1]
+        ok_mask = valid.copy()
+        if within is not None:  # a preferred level narrower than the required one
+            ok_mask &= within.valid[within.node_domain[starts]]
+
+        def sums_of(dem: Demand) -> np.ndarray:
+            if whole and sel is None:
+                return self.state.domain_sums(dem.shape, dem.req, None, level)[d0:d1]
+            return np.add.reduceat(self.capacity_in(dem, lo, hi, sel), starts - lo)
+
+        main_sum: np.ndarray | None = None
+        for i, dem in enumerate(dems):
+            sums = sums_of(dem)
+            if i == 0:
+                main_sum = sums
+            ok_mask &= sums >= dem.count
+        ids = np.flatnonzero(ok_mask)
+        # order (and explain) by the main shape: of the minimum, else of what is asked
+        main = dems[0] if dems else next(iter(facts.desired(node)), None)
+        if main is not None and main_sum is None:
+            main_sum = sums_of(main)
+        seen = Seen(node, level, lo, hi, main_sum, valid, d0, sel)
+        if main is not None and main_sum is not None and len(ids) > 1 and self.fit_order:
+            # room for wanted extras (more is better), then slack (less is better), then index
+            slack = np.minimum(main_sum[ids] - (main.count if dems else 0), BIG)
+            room = np.minimum(slack, facts.want(node))
+            ids = ids[np.argsort((BIG - room) * (BIG + 1) + slack, kind="stable")]
+        return Candidates(starts[ids], ends[ids], ids + d0, level, self.topo, sel), seen
+
+    # -- crossing keys ------------------------------------------------------------------
+
+    def crossing(self, node: TreeNode, con: Constraint, scope: Scope) -> Crossing:
+        """Domains of ``con``'s key (outside the chain) inside the scope that pass the
+        capacity bound, best first."""
+        lo, hi, sel = scope
+        xl = self.topo.cross(con.key)
+        codes = xl.node_domain[lo:hi]
+        ok = codes >= 0
+        if sel is not None:
+            ok &= sel[lo:hi]
+        if con.value is not None and con.mode == "required":
+            ok &= codes == (xl.values.index(con.value) if con.value in xl.values else -2)
+        size = len(xl)
+        feasible = np.bincount(codes[ok], minlength=size) > 0
+        dems = self.facts.demand(node)
+        main_sum: np.ndarray | None = None
+        for i, dem in enumerate(dems):
+            cap = self.state.capacity(dem.shape, dem.req)[lo:hi]
+            sums = np.bincount(codes[ok], weights=cap[ok], minlength=size)
+            if i == 0:
+                main_sum = sums
+            feasible &= sums >= dem.count
+        ids = np.flatnonzero(feasible)
+        if main_sum is not None and len(ids) > 1 and self.fit_order:
+            slack = np.minimum(main_sum[ids] - dems[0].count, float(BIG))
+            room = np.minimum(slack, self.facts.want(node))
+            ids = ids[np.lexsort((slack, -room))]
+        return Crossing(xl, codes, ok, ids.tolist(), main_sum)
+
+    def cross_candidate(self, xl: CrossLevel, d: int, scope: Scope) -> Candidate:
+        """Domain ``d`` of a crossing key, as a selection of the scope's nodes."""
+        lo, hi, sel = scope
+        members = xl.members[d]
+        members = members[(members >= lo) & (members < hi)]
+        if sel is not None:
+            members = members[sel[members]]
+        dsel = np.zeros(self.state.n_nodes, dtype=bool)
+        dsel[members] = True
+        return Candidate(int(members[0]), int(members[-1]) + 1, None, d, self.topo, dsel, xl)
+
+    # -- ranking ------------------------------------------------------------------------
+
+    def rank(
+        self, node: TreeNode, cands: Candidates, tries: int, txn: Transaction,
+        trial: Callable[[Candidate], Placement | None],
+    ) -> Iterable[int]:
+        """Candidate indices in the order to try them: the first ``tries`` dry-run (by
+        ``trial``, undone at once) and ordered by score, failures left out; then the rest
+        in bound order. Stable order breaks ties."""
+        scored: list[tuple[tuple[int, int, int], int]] = []
+        dems = self.facts.demand(node)
+        size = self.facts.size(node)
+        for j in range(tries):
+            c = cands[j]
+            m = txn.mark()
+            r = trial(c)
+            if r is not None:
+                left = int(self.capacity_in(dems[0], c.lo, c.hi, c.sel).sum()) if dems else 0
+                scored.append(((-min(left, size - r.placed), left, touched(r)), j))
+            txn.rollback_to(m)
+        return chain([j for _, j in sorted(scored)], range(tries, len(cands)))
+

@@ -1,0 +1,300 @@
+"""Explanations: why a unit does not fit, in words a user can act on (DESIGN.md 2.7).
+
+While an attempt searches, :class:`Notes` records for each node of the tree that failed
+what it needed and the best any domain offered: the tier and domain that came closest
+(exactly how many of the scarcest kind of pod, or of whole replicas, it holds now), the
+most children a group held together, a pin outside the parent's domain, a crossing key no
+node carries. When the decision is a rejection, :func:`reasons` turns the notes into
+clauses: the root's note, the note of the group that blocks it (found by placing children
+one by one in search order, :func:`blocking_chain`), and kube-scheduler's account of the
+nodes for the blocking kind of pod (:func:`filter_note`, from ``placement/filters.py``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from gangsched.cluster.state import BIG
+from gangsched.cluster.topology import Level
+from gangsched.gang import Constraint, Group, PodSet, TreeNode, podsets
+from gangsched.placement.describe import describe_requests, level_noun, plural
+from gangsched.placement.engine.domains import Crossing, Seen
+from gangsched.placement.engine.facts import Demand, Facts
+from gangsched.placement.engine.values import Candidate
+from gangsched.placement.filters import node_summary
+
+if TYPE_CHECKING:
+    from gangsched.placement.engine.search import Search
+
+
+class Notes:
+    """What failed in one attempt, and the best it could do, by tree path."""
+
+    def __init__(self, facts: Facts) -> None:
+        self.facts = facts
+        self.state = facts.state
+        self.topo = facts.topo
+        self.text: dict[str, str] = {}  # path -> note
+        self.most: dict[str, int] = {}  # group path -> most children placed together
+        self.bottleneck: dict[str, Demand] = {}  # path -> scarcest demand, no domain held it
+
+    def __contains__(self, path: str) -> bool:
+        return path in self.text
+
+    # -- recorded by the search ---------------------------------------------------------
+
+    def pinned_outside(self, node: TreeNode, con: Constraint) -> None:
+        self.text[node.path] = (
+            f"{node.name}: pinned to {level_noun(con.key)} {con.value}, "
+            "which is not inside its parent's domain"
+        )
+
+    def group(self, g: Group, c: Candidate, most: int) -> None:
+        """No ``min_groups`` children fit together in c; keep the domain that came closest."""
+        if most >= self.most.get(g.path, -1):
+            self.most[g.path] = most
+            self.text[g.path] = self.describe_group(g, c, most)
+
+    def group_pods(self, g: Group, c: Candidate, placed: int) -> None:
+        """The group's children fit, but not ``min_pods`` pods of its subtree."""
+        where = "" if c.level is None else f" inside one {level_noun(c.level.key)} ({c.label})"
+        self.text[g.path] = (
+            f"{g.name}: needs {plural(g.min_pods, 'pod')} placed{where}; only {placed} fit"
+        )
+
+    def failure(self, node: TreeNode, seen: list[Seen]) -> None:
+        """Why no domain passed: the tier and domain that came closest (the most of the
+        scarcest kind of pod) and exactly how many of the blocking pods or replicas it
+        holds now."""
+        if isinstance(node, Group) and node.path in self.text:
+            return  # the group's own search left a more precise note
+        facts = self.facts
+        dems = facts.demand(node) or facts.desired(node)
+        if not dems:
+            self.text[node.path] = f"{node.name}: does not fit"
+            return
+        best: tuple[float, int, int, str | None, Level | None] | None = None
+        for tier in seen:  # narrowest first; a wider tier must come strictly closer
+            held = [self.domain_counts(tier, d) for d in dems]
+            if not len(held[0]):
+                continue
+            cover = np.min([h / d.count for h, d in zip(held, dems, strict=True)], axis=0)
+            j = int(np.argmax(cover))
+            worst = min(range(len(dems)), key=lambda i: (held[i][j] / dems[i].count, i))
+            where = (self.topo.domain_path(tier.level, tier.d0 + j)
+                     if tier.level is not None else None)
+            if best is None or cover[j] > best[0]:
+                best = (float(cover[j]), worst, int(held[worst][j]), where, tier.level)
+        if best is None:
+            self.text[node.path] = f"{node.name}: needs {self.need_text(node)}; no domain"
+            return
+        _, worst, have, where, level = best
+        self.bottleneck[node.path] = dems[worst]
+        inside = f" inside one {level_noun(level.key)}" if level is not None else ""
+        per = facts.replica_demand(node)
+        unit = "replica" if per is not None else "pod"
+        need = self.need_text(node) if len(dems) == 1 else self.demand_text(node, dems, worst)
+        if level is not None and where is not None:
+            got = f"the best {level_noun(level.key)} ({where}) holds {have}"
+        else:
+            got = f"room for {plural(have, unit)}"
+        self.text[node.path] = f"{node.name}: needs {need}{inside}; {got}"
+
+    def cross(self, node: TreeNode, con: Constraint, x: Crossing) -> None:
+        """Why no domain of a key outside the chain holds the node's minimum."""
+        noun = level_noun(con.key)
+        need = self.need_text(node)
+        xl = x.level
+        if not x.ok.any():
+            if not len(xl):
+                why = f"no node has the label {con.key}"
+            elif con.value is not None:
+                why = f"no node in its scope has {con.key}={con.value}"
+            else:
+                why = f"no node in its scope has the label {con.key}"
+            self.text[node.path] = f"{node.name}: needs {need} inside one {noun}; {why}"
+            return
+        if x.main_sum is None:
+            self.text[node.path] = f"{node.name}: needs {need} inside one {noun}"
+            return
+        present = np.bincount(x.codes[x.ok], minlength=len(xl)) > 0
+        masked = np.where(present, x.main_sum, -1)
+        j = int(np.argmax(masked))
+        self.text[node.path] = (f"{node.name}: needs {need} inside one {noun}; the best "
+                                f"{noun} ({xl.values[j]}) holds {int(min(masked[j], BIG))}")
+
+    # -- counting what fits -------------------------------------------------------------
+
+    def domain_counts(self, tier: Seen, dem: Demand) -> np.ndarray:
+        """How many of ``dem``'s pods (or, for a group of identical replicas, whole
+        replicas) each valid domain of the tier can hold now; one entry for a tier
+        without a level. Per-node caps and a replica's own narrower required level are
+        taken into account, so the number is what really fits."""
+        node, lo, hi, sel = tier.node, tier.lo, tier.hi, tier.sel
+        cap = node.max_pods_per_node if isinstance(node, PodSet) else None
+        f = self.state.capacity(dem.shape, dem.req, cap)[lo:hi]
+        if sel is not None:
+            f = f * sel[lo:hi]
+        per = self.facts.replica_demand(node) if isinstance(node, Group) else None
+        outer = tier.level
+        if per is not None and per.shape == dem.shape:
+            assert isinstance(node, Group)
+            inner_key = self.facts.required(node.children[0])
+            inner = self.topo.level_for(inner_key) if inner_key is not None else None
+            if inner is not None and (outer is None or (self.topo.rank(inner.key) or 0)
+                                      > (self.topo.rank(outer.key) or 0)):
+                f = _per_domain(f, inner, lo, hi) // per.count  # replicas per inner
+                starts = _clipped_starts(inner, lo, hi)
+                if outer is None:
+                    return np.array([int(f[inner.valid[inner.node_domain[starts]]].sum())])
+                ids = outer.node_domain[starts] - int(outer.node_domain[lo])
+                ok = inner.valid[inner.node_domain[starts]]
+                assert tier.valid is not None
+                sums = np.bincount(ids[ok], weights=f[ok], minlength=len(tier.valid))
+                return np.where(tier.valid, sums, -1).astype(np.int64)
+            if outer is None:
+                return np.array([int(f.sum()) // per.count])
+            sums = _per_domain(f, outer, lo, hi) // per.count
+        elif outer is None:
+            return np.array([min(int(f.sum()), int(BIG))])
+        else:
+            sums = _per_domain(f, outer, lo, hi)
+        assert tier.valid is not None
+        return np.where(tier.valid, np.minimum(sums, BIG), -1)
+
+    # -- words --------------------------------------------------------------------------
+
+    def demand_text(self, node: TreeNode, dems: list[Demand], worst: int) -> str:
+        """The scarcest kind of pod the minimum needs, and how many others beside."""
+        text = self.pods_text(node, dems[worst])
+        others = sum(x.count for i, x in enumerate(dems) if i != worst)
+        return f"{text} beside {plural(others, 'other pod')}" if others else text
+
+    def pods_text(self, node: TreeNode, d: Demand) -> str:
+        """``5 pods x 8 nvidia.com/gpu, 1 cpu (workers)``: the set is named when one set
+        below the node has pods of this kind."""
+        shape = self.facts.shape
+        sets = [ps for ps in podsets(node)
+                if ps is not node and (shape(ps), ps.requirements) == (d.shape, d.req)]
+        who = f" ({sets[0].name})" if len({ps.name for ps in sets}) == 1 else ""
+        reqs = describe_requests(self.facts.shape_requests(d.shape, d.req))
+        return f"{plural(d.count, 'pod')} x {reqs}{who}"
+
+    def need_text(self, node: TreeNode) -> str:
+        """What the node's minimum needs, e.g. ``2 replicas of 4 pods x 8 nvidia.com/gpu``."""
+        per = self.facts.replica_demand(node)
+        if isinstance(node, PodSet):
+            return f"{plural(node.min_pods, 'pod')} x {describe_requests(node.requests)}"
+        if per is not None:
+            reqs = describe_requests(self.facts.shape_requests(per.shape, per.req))
+            return (f"{plural(node.min_groups, 'replica')} of {plural(per.count, 'pod')} "
+                    f"x {reqs}")
+        return "; ".join(self.pods_text(node, d) for d in self.facts.demand(node)) or (
+            "its minimum")
+
+    def describe_group(self, g: Group, c: Candidate, got: int) -> str:
+        """``decode: needs 2 children of 4 pods inside one rack; the best rack (r3) held
+        1 of them``: ``got`` children were satisfied together at most."""
+        per = self.facts.replica_demand(g)
+        if per is not None:
+            reqs = describe_requests(self.facts.shape_requests(per.shape, per.req))
+            noun = "replica" if g.min_groups == 1 else "replicas"
+            each = f" of {plural(per.count, 'pod')} x {reqs}"
+        else:
+            noun = "child" if g.min_groups == 1 else "children"
+            sizes = sorted({ch.size for ch in g.children})
+            each = f" of {plural(sizes[0], 'pod')}" if len(sizes) == 1 else ""
+        if c.key is not None:
+            best = f"the best {level_noun(c.key)} ({c.label}) held {got} of them together"
+        else:
+            best = f"at most {got} of them fit together"
+        inside = f" inside one {level_noun(c.key)}" if c.key is not None else ""
+        return f"{g.name}: needs {g.min_groups} {noun}{each}{inside}; {best}"
+
+
+def _clipped_starts(level: Level, lo: int, hi: int) -> np.ndarray:
+    """First node index of each domain of ``level`` inside [lo, hi)."""
+    d0, d1 = int(level.node_domain[lo]), int(level.node_domain[hi - 1]) + 1
+    return np.maximum(level.starts[d0:d1], lo)
+
+
+def _per_domain(f: np.ndarray, level: Level, lo: int, hi: int) -> np.ndarray:
+    """Per-node values of [lo, hi) summed per domain of ``level``."""
+    return np.add.reduceat(f, _clipped_starts(level, lo, hi) - lo)
+
+
+# -- the reasons of a rejection ---------------------------------------------------------
+
+
+def reasons(search: Search, root: TreeNode) -> tuple[str, ...]:
+    """Why the unit was rejected, one clause per blocking group.
+
+    When no domain could even hold the root's minimum, the root's own note says how
+    close the best one came (the scarcest kind of pod and exactly how many fit).
+    Otherwise descend to the group that cannot be placed: first a child that does not
+    fit even alone; else, placing children one by one in search order, the first that
+    no longer fits beside its earlier siblings (cheap dry runs, no backtracking). Then
+    kube-scheduler's account of the nodes for the blocking kind of pod."""
+    notes = search.notes
+    search.budget.backtrack = 0
+    root_note = notes.text.get(root.path)
+    if root_note is not None and root.path in notes.bottleneck and (
+            search.facts.replica_demand(root) is not None):  # identical replicas: said it all
+        return tuple(p for p in (root_note, filter_note(notes, root)) if p)
+    chain = blocking_chain(search, root)
+    blamed = next((notes.text[c.path] for c in chain if c.path in notes.text), None)
+    if blamed and isinstance(root, Group) and len(root.children) == 1 and not root.topology:
+        root_note = None  # an only child's note says what the root's would, precisely
+    parts = tuple(p for p in (root_note, blamed, filter_note(notes, chain[-1] if chain else root))
+                  if p)
+    return parts or (f"{root.name}: does not fit",)
+
+
+def blocking_chain(search: Search, root: TreeNode) -> list[TreeNode]:
+    """The groups below ``root`` that block it, outermost first."""
+    txn, order_of = search.txn, search.facts.placement_order
+    start = txn.mark()
+    chain: list[TreeNode] = []
+    node = root
+    while isinstance(node, Group):
+        order = [c for _, c in sorted(
+            (order_of(c, i), c) for i, c in enumerate(node.children))]
+        culprit = next((c for c in order if not fits_alone(search, c)), None)
+        if culprit is None:
+            for child in order:  # placed one by one, each beside the earlier ones
+                if search.first(child) is None:
+                    culprit = child
+                    break
+        if culprit is None:
+            break
+        chain.append(culprit)
+        node = culprit
+    txn.rollback_to(start)
+    return chain
+
+
+def fits_alone(search: Search, node: TreeNode) -> bool:
+    m = search.txn.mark()
+    fits = search.first(node) is not None
+    search.txn.rollback_to(m)
+    return fits
+
+
+def filter_note(notes: Notes, node: TreeNode) -> str | None:
+    """kube-scheduler's account of the nodes for one pod of the blocking group's most
+    demanding set, when filters or capacity cut some nodes out."""
+    facts, state = notes.facts, notes.state
+    sets = [ps for ps in podsets(node) if ps.size]
+    if not sets:
+        return None
+    impossible = [ps for ps in sets if facts.shape(ps).impossible]
+    scarce = notes.bottleneck.get(node.path)
+    matching = [ps for ps in sets if scarce is not None
+                and (facts.shape(ps), ps.requirements) == (scarce.shape, scarce.req)]
+    target = (impossible or matching or [max(
+        sets, key=lambda ps: (facts.shape_weight(facts.shape(ps)), ps.min_pods))])[0]
+    available, text = node_summary(state, target.requests, target.requirements,
+                                   target.from_limits, target.name)
+    return None if available == state.n_nodes else text

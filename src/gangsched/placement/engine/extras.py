@@ -1,0 +1,84 @@
+"""Extras: with the minimum held, add the rest of what the unit asks for, fairly
+(DESIGN.md sections 2.2 and 2.3).
+
+Water-filling: repeatedly grow the child with the lowest placed/asked ratio, by about
+enough pods to bring it level with the next lowest. A placed child grows inside its own
+placement; a child not placed yet comes in as an extra child, its own minimum placed all
+or nothing (the first feasible choice, no backtracking) inside its parent's domain, then
+in the parent's spill scopes (wider scopes, for preferred constraints only). A pod set
+grows pod by pod (:mod:`.pods`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from gangsched.placement.engine.values import GroupPlacement, Placement, SetPlacement
+
+if TYPE_CHECKING:
+    from gangsched.placement.engine.search import Search
+
+
+def grow(s: Search, res: Placement, want: int) -> int:
+    """Add up to about ``want`` pods (at least one step when possible) by water-filling;
+    returns pods added (0: nothing more fits)."""
+    size = s.facts.size
+    if isinstance(res, SetPlacement):
+        k = min(want, size(res.node) - res.placed)
+        return s.pods.add(res, k) if k > 0 else 0
+    g = res.node
+    full: set[int] = set()
+    added = 0
+    while added < want:
+        ratios: list[tuple[float, int]] = []
+        for i, ch in enumerate(g.children):
+            if i in full:
+                continue
+            r = res.kids.get(i)
+            placed = r.placed if r is not None else 0
+            n = size(ch)
+            if (r is not None and placed >= n) or n == 0:
+                full.add(i)
+                continue
+            ratios.append((placed / n, i))
+        if not ratios:
+            break
+        ratios.sort()
+        i = ratios[0][1]
+        ch = g.children[i]
+        r = res.kids.get(i)
+        placed = r.placed if r is not None else 0
+        nxt = ratios[1][0] if len(ratios) > 1 else 1.0
+        quota = max(1, min(want - added, math.floor(nxt * size(ch)) - placed + 1))
+        n = grow_child(s, res, i, quota)
+        if n == 0:
+            full.add(i)
+            continue
+        res.placed += n
+        added += n
+    return added
+
+
+def grow_child(s: Search, res: GroupPlacement, i: int, quota: int) -> int:
+    """Grow child ``i`` of a placed group by about ``quota`` pods; returns pods added."""
+    r = res.kids.get(i)
+    if r is not None:
+        return grow(s, r, quota)
+    ch = res.node.children[i]
+    ch = s.facts.by_path(s.own).get(ch.path, ch)  # an extra child asks for its own minimum
+    # an extra child: its minimum, all-or-nothing, inside the parent's domain
+    budget, txn = s.budget, s.txn
+    for lo, hi, sel in ((res.lo, res.hi, res.sel), *res.outer):
+        saved = budget.backtrack
+        budget.backtrack = 0  # extras take the first feasible choice, no backtracking
+        m = txn.mark()
+        got = s.first(ch, lo, hi, (), sel)
+        budget.backtrack = saved
+        if got is not None:
+            res.kids[i] = got
+            if got.placed < quota:
+                grow(s, got, quota - got.placed)  # counted in got.placed
+            return got.placed
+        txn.rollback_to(m)
+    return 0

@@ -1,0 +1,270 @@
+"""Facts about one unit on one cluster state: what the search asks about the tree.
+
+Nothing here changes while a unit is decided, so every fact is computed on first use and
+cached per node of the gang tree; one :class:`Facts` is shared, read only, by every
+attempt of a decision (the raised copies of the tree included):
+
+- the pod *shape* of each set (its requests as a vector over the cluster's resources);
+- the *demand* of a node: per shape, a lower bound on the pods its minimum needs, which
+  prunes domains before any dry run; the *desired* pods (minimum and extras) the same way;
+- *sizes*, *weights* (dominant-resource size of the minimum) and the order siblings are
+  placed in; *simple* nodes, whose capacity bound already orders domains as a dry run
+  would; the *replica demand* of a group of identical children;
+- the narrowest *required* level of a node and its first constraint on a key outside the
+  chain of levels (crossing keys);
+- unit-wide: per-node caps of the groups above each set, the distinct node requirements
+  of the unit's sets and the scarce resources (GPUs) they ask for.
+
+Caches are keyed by node identity; every tree asked about stays alive as long as the facts
+(the unit itself, the trees passed to :meth:`Facts.adopt`, the copies :meth:`Facts.stripped`
+makes), so an identity is never reused for another node.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from gangsched.api.types import NodeRequirements
+from gangsched.cluster.state import ClusterState, Shape
+from gangsched.gang import Constraint, Group, PodSet, TreeNode, podsets, walk
+
+_COMMON = frozenset({"cpu", "memory", "ephemeral-storage", "pods"})
+
+GroupCaps = tuple[tuple[str, int, Group], ...]  # (path prefix, per-node cap, group) above a set
+
+
+@dataclass(frozen=True)
+class Demand:
+    """Pods of one shape (and node requirements) a subtree needs at minimum."""
+
+    shape: Shape
+    req: NodeRequirements
+    count: int
+
+
+class Facts:
+    """Read-only facts about ``unit`` on ``state``, computed lazily and cached."""
+
+    def __init__(self, unit: TreeNode, state: ClusterState) -> None:
+        self.unit = unit
+        self.state = state
+        self.topo = state.topology
+        self.inv_total = state.inverse_totals
+        self._trees: list[TreeNode] = [unit]
+        self._shapes: dict[int, Shape] = {}
+        self._demand: dict[int, list[Demand]] = {}
+        self._desired: dict[int, list[Demand]] = {}
+        self._weights: dict[int, float] = {}
+        self._sizes: dict[int, int] = {}
+        self._simple: dict[int, bool] = {}
+        self._required: dict[int, str | None] = {}
+        self._cross: dict[int, Constraint | None] = {}
+        self._held: dict[int, np.ndarray] = {}
+        self._stripped: dict[tuple[int, Constraint], TreeNode] = {}
+        self._by_path: dict[int, dict[str, TreeNode]] = {}
+        sets = list(podsets(unit))
+        requirements = list(dict.fromkeys(ps.requirements for ps in sets))
+        # distinct node requirements of the unit's sets; one kind of pod: no contention
+        self.requirements: list[NodeRequirements] = requirements if len(requirements) > 1 else []
+        asked = {r for ps in sets for r in self.shape(ps).index}
+        # extended resources (GPUs) some set of the unit asks for
+        self.scarce: list[int] = [r for r in asked if state.resources[r] not in _COMMON]
+        self.group_caps: dict[str, GroupCaps] = {}  # set path -> caps of the groups above it
+
+        def visit(node: TreeNode, caps: GroupCaps) -> None:
+            if isinstance(node, PodSet):
+                if caps:
+                    self.group_caps[node.path] = caps
+                return
+            if node.max_pods_per_node is not None:
+                caps = (*caps, (node.path + "/", node.max_pods_per_node, node))
+            for child in node.children:
+                visit(child, caps)
+
+        visit(unit, ())
+
+    def adopt(self, tree: TreeNode) -> None:
+        """Keep ``tree`` (a copy of the unit with raised minima) alive with the facts."""
+        self._trees.append(tree)
+
+    # -- demand -------------------------------------------------------------------------
+
+    def shape(self, ps: PodSet) -> Shape:
+        s = self._shapes.get(id(ps))
+        if s is None:
+            s = self._shapes[id(ps)] = self.state.shape(ps.requests)
+        return s
+
+    def demand(self, node: TreeNode) -> list[Demand]:
+        """Lower bound on the pods per shape the node's minimum needs (largest first)."""
+        d = self._demand.get(id(node))
+        if d is None:
+            d = self._demand[id(node)] = self._bound(node, full=False)
+        return d
+
+    def desired(self, node: TreeNode) -> list[Demand]:
+        """Pods per shape the whole node asks for (minimum and extras)."""
+        d = self._desired.get(id(node))
+        if d is None:
+            d = self._desired[id(node)] = self._bound(node, full=True)
+        return d
+
+    def _bound(self, node: TreeNode, full: bool) -> list[Demand]:
+        """Per shape: the pods needed whichever children are chosen. For a gang over
+        children that is, shape by shape, the ``min_groups`` smallest children's counts
+        (a valid lower bound even when children have different shapes). Per-node caps
+        are left out: they only restrict, so the bound stays valid; placement applies them."""
+        acc: dict[tuple[Shape, NodeRequirements], int] = {}
+        if isinstance(node, PodSet):
+            count = self.size(node) if full else node.min_pods
+            if count:
+                acc[(self.shape(node), node.requirements)] = count
+        else:
+            kids = [self.desired(c) if full else self.demand(c) for c in node.children]
+            need = len(kids) if full else node.min_groups
+            per: dict[tuple[Shape, NodeRequirements], list[int]] = {}
+            for ds in kids:
+                for x in ds:
+                    per.setdefault((x.shape, x.req), []).append(x.count)
+            for k, counts in per.items():
+                counts += [0] * (len(kids) - len(counts))
+                counts.sort()
+                total = sum(counts[:need])
+                if total:
+                    acc[k] = total
+        if not full and isinstance(node, Group) and node.min_pods:
+            every = self.desired(node)  # a subtree of one kind of pod: min_pods of it
+            if len(every) == 1:
+                k = (every[0].shape, every[0].req)
+                acc[k] = max(acc.get(k, 0), node.min_pods)
+        out = [Demand(s, r, n) for (s, r), n in acc.items()]
+        out.sort(key=lambda x: -self.shape_weight(x.shape) * x.count)
+        return out
+
+    def shape_weight(self, shape: Shape) -> float:
+        """Dominant-resource share of one pod of the shape."""
+        inv = self.inv_total
+        return max((a * inv[r] for r, a in zip(shape.index, shape.amount, strict=True)),
+                   default=0.0)
+
+    def weight(self, node: TreeNode) -> float:
+        """Dominant-resource size of the node's minimum: bigger children are placed first."""
+        w = self._weights.get(id(node))
+        if w is None:
+            w = sum(self.shape_weight(x.shape) * x.count for x in self.demand(node))
+            self._weights[id(node)] = w
+        return w
+
+    def size(self, node: TreeNode) -> int:
+        n = self._sizes.get(id(node))
+        if n is None:
+            n = self._sizes[id(node)] = node.size
+        return n
+
+    def want(self, node: TreeNode) -> int:
+        """Extra pods the node would like beyond its minimum."""
+        return max(0, self.size(node) - sum(d.count for d in self.demand(node)))
+
+    def simple(self, node: TreeNode) -> bool:
+        """True when the capacity bound already orders candidates as a dry run would:
+        one shape, and no topology constraint below the node."""
+        v = self._simple.get(id(node))
+        if v is None:
+            v = len(self.demand(node)) <= 1 and (
+                isinstance(node, PodSet)
+                or all(not c.topology and self.simple(c) for c in node.children)
+            )
+            self._simple[id(node)] = v
+        return v
+
+    def replica_demand(self, node: TreeNode) -> Demand | None:
+        """For a group of identical single-shape children (replicas): one child's demand."""
+        if not isinstance(node, Group) or len(node.children) < 2 or node.min_groups == 0:
+            return None
+        first = self.demand(node.children[0])
+        if len(first) != 1 or any(self.demand(c) != first for c in node.children[1:]):
+            return None
+        return first[0]
+
+    def shape_requests(self, shape: Shape, req: NodeRequirements) -> dict[str, int]:
+        """The requests of the unit's pods of this shape (a resource no node offers
+        included), for messages."""
+        for ps in podsets(self.unit):
+            if ps.requirements == req and self.shape(ps) == shape:
+                return ps.requests
+        names = self.state.resources
+        return {names[r]: a for r, a in zip(shape.index, shape.amount, strict=True)}
+
+    # -- topology -----------------------------------------------------------------------
+
+    def placement_order(self, node: TreeNode, index: int) -> tuple[int, float, float, int]:
+        """Siblings are placed most constrained first (narrowest required level), then
+        largest pods first (first-fit decreasing), then largest minimum, then as listed."""
+        biggest = max((self.shape_weight(d.shape) for d in self.demand(node)), default=0.0)
+        return (-self.narrowness(node), -biggest, -self.weight(node), index)
+
+    def required(self, node: TreeNode) -> str | None:
+        """The narrowest required key of the chain on the node (it implies the wider ones;
+        keys outside the chain are handled by the cross-key stage of the search)."""
+        key = id(node)
+        if key in self._required:
+            return self._required[key]
+        topo = self.topo
+        keys = [c.key for c in node.topology if c.mode == "required" and topo.nested(c.key)]
+        if len(keys) <= 1:
+            out = keys[0] if keys else None
+        else:
+            out = max(keys, key=lambda k: topo.rank(k) or 0)
+        self._required[key] = out
+        return out
+
+    def narrowness(self, node: TreeNode) -> int:
+        """Rank of the node's own required level (higher is narrower), -1 without one."""
+        key = self.required(node)
+        rank = self.topo.rank(key) if key is not None else None
+        return -1 if rank is None else rank
+
+    def cross_constraint(self, node: TreeNode) -> Constraint | None:
+        """The node's first constraint (required ones first) on a key outside the chain."""
+        if not node.topology:
+            return None
+        key = id(node)
+        if key in self._cross:
+            return self._cross[key]
+        found = [c for c in node.topology if not self.topo.nested(c.key)]
+        out = next((c for c in found if c.mode == "required"), found[0]) if found else None
+        self._cross[key] = out
+        return out
+
+    def stripped(self, node: TreeNode, con: Constraint) -> TreeNode:
+        """The node without ``con`` (cached: facts are keyed by identity)."""
+        key = (id(node), con)
+        inner = self._stripped.get(key)
+        if inner is None:
+            inner = replace(node, topology=tuple(c for c in node.topology if c != con))
+            self._stripped[key] = inner
+            self._stripped[(id(inner), con)] = inner  # keeps the original alive too
+        return inner
+
+    # -- unit-wide ----------------------------------------------------------------------
+
+    def held(self, node: TreeNode) -> np.ndarray:
+        """Pods of the set or group already running on each node (``held_per_node``)."""
+        arr = self._held.get(id(node))
+        if arr is None:
+            arr = np.zeros(self.state.n_nodes, dtype=np.int64)
+            index = self.topo.index
+            for name, count in node.held_per_node.items():
+                if name in index:
+                    arr[index[name]] += count
+            self._held[id(node)] = arr
+        return arr
+
+    def by_path(self, tree: TreeNode) -> dict[str, TreeNode]:
+        """The nodes of ``tree`` (the unit or an adopted copy) by path."""
+        nodes = self._by_path.get(id(tree))
+        if nodes is None:
+            nodes = self._by_path[id(tree)] = {n.path: n for n in walk(tree)}
+        return nodes

@@ -1,0 +1,31 @@
+"""The parameters of a decision, frozen (Kueue TAS keeps them apart from per-cycle state;
+the per-decision state lives in :mod:`.search`: the transaction, the budgets, the notes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+RAISE_STEPS = (1.0, 0.75, 0.5)  # fractions of what each gang asks for, tried before its minimum
+
+
+@dataclass(frozen=True)
+class Options:
+    backtrack_budget: int = 256  # alternatives tried after a first choice failed deeper
+    score_budget: int = 64  # dry runs spent on scoring candidates, per unit
+    score_top: int = 3  # candidates dry-run per choice for scoring
+    max_dry_runs: int = 20_000  # hard cap on placement attempts per unit
+    extras: bool = True
+    raise_budget: int = 16  # backtracking for each raised-minimum attempt (extras by search)
+    raise_steps: tuple[float, ...] = RAISE_STEPS  # () places extras greedily after the minimum
+    # emulation switches (for comparing with other schedulers; ours are the defaults)
+    child_order: Literal["size", "given"] = "size"  # biggest minimum first, or as listed
+    domain_order: Literal["fit", "index"] = "fit"  # tightest fit first, or first feasible
+    extras_first: bool = False  # grow each child fully before the next one's minimum
+    # when a set spans nodes: fullest nodes first (best fit), or emptiest first; a unit
+    # rejected with "pack" is searched once more with "spread" before it is rejected
+    node_order: Literal["pack", "spread"] = "pack"
+
+
+DEFAULT = Options()

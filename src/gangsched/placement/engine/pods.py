@@ -1,0 +1,128 @@
+"""Placing pods of one set on the nodes of a scope: the step every placement ends in, for
+the minimum and for extras alike.
+
+Per-node capacity comes from the cluster state's cached fit counts (one vectorized array
+per shape), cut by the set's own per-node cap (its pods already placed or running count
+against it) and by the caps of the groups above it. Within that, nodes fewer of the unit's
+other sets can use come first and nodes holding a scarce resource the set does not ask for
+come last; then one node that holds them all (the tightest, or with ``spread`` the
+emptiest), else the fullest nodes first (the emptiest with ``spread``). A set whose scope
+is full spills into its wider scopes, in order (preferred constraints).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gangsched.cluster.state import Shape, Transaction
+from gangsched.gang import PodSet
+from gangsched.placement.engine.facts import Facts
+from gangsched.placement.engine.values import Scope, SetPlacement
+
+
+class Pods:
+    """Places pods of the unit's sets in one attempt's transaction."""
+
+    def __init__(self, facts: Facts, txn: Transaction, pack: bool) -> None:
+        self.facts = facts
+        self.state = facts.state
+        self.txn = txn
+        self.pack = pack  # fullest nodes first (else emptiest first)
+
+    def add(self, res: SetPlacement, count: int) -> int:
+        """Place up to ``count`` more pods of res's set inside its scope (then the wider
+        scopes, for preferred constraints); returns how many were placed."""
+        done = self._add_in(res, count, (res.lo, res.hi, res.sel))
+        for scope in res.outer:
+            if done >= count:
+                break
+            done += self._add_in(res, count - done, scope)
+        return done
+
+    def _add_in(self, res: SetPlacement, count: int, scope: Scope) -> int:
+        ps = res.node
+        facts = self.facts
+        shape = facts.shape(ps)
+        lo, hi, sel = scope
+        f = self.state.capacity(shape, ps.requirements, ps.max_pods_per_node)[lo:hi]
+        if sel is not None:
+            f = f * sel[lo:hi]
+        if ps.max_pods_per_node is not None and (res.nodes or ps.held_per_node):
+            f = f.copy()  # the cap counts this set's pods already on each node
+            for nodes, counts in zip(res.nodes, res.counts, strict=True):
+                inside = (nodes >= lo) & (nodes < hi)
+                np.subtract.at(f, nodes[inside] - lo, counts[inside])
+            if ps.held_per_node:
+                f -= facts.held(ps)[lo:hi]
+            np.maximum(f, 0, out=f)
+        for prefix, cap, group in facts.group_caps.get(ps.path, ()):
+            used = self._pods_under(prefix, lo, hi)
+            if group.held_per_node:
+                used += facts.held(group)[lo:hi]
+            f = np.minimum(f, np.maximum(cap - used, 0))
+        nz = np.flatnonzero(f)
+        if len(nz) == 0:
+            return 0
+        fv = f[nz]
+        pref = self._preference(ps, shape, nz + lo)
+        single = np.flatnonzero(fv >= count)
+        if pref is None and len(single):
+            # one node holds them all: the tightest (best fit), or the emptiest (spread)
+            pick = np.argmin if self.pack else np.argmax
+            j = single[int(pick(fv[single]))]
+            picks, take = nz[j : j + 1], np.array([count], dtype=np.int64)
+        else:
+            # preferred nodes first, then the fullest nodes first (best fit per pod, as
+            # kube-scheduler's MostAllocated): whole free nodes stay for bigger pods
+            key = fv if self.pack else -fv
+            order = (np.argsort(key, kind="stable") if pref is None
+                     else np.lexsort((key, pref)))
+            cum = np.cumsum(fv[order])
+            k = int(np.searchsorted(cum, count))
+            k = min(k, len(order) - 1)
+            picks = nz[order[: k + 1]]
+            take = fv[order[: k + 1]].astype(np.int64)
+            placed = int(cum[k])
+            if placed > count:
+                take[-1] -= placed - count
+        nodes = picks.astype(np.int64) + lo
+        self.txn.place(nodes, take, shape, tag=ps.path)
+        res.nodes.append(nodes)
+        res.counts.append(take)
+        n = int(take.sum())
+        res.placed += n
+        return n
+
+    def _preference(self, ps: PodSet, shape: Shape, nodes: np.ndarray) -> np.ndarray | None:
+        """Lower is better, per candidate node; None when every node is as good.
+
+        Nodes fewer of the unit's other pod sets can use come first (a set that tolerates
+        a taint takes the tainted nodes), and a set that asks for none of a scarce
+        resource (a CPU-only pod) keeps off nodes that still hold it (GPU nodes)."""
+        facts = self.facts
+        pref: np.ndarray | None = None
+        others = [r for r in facts.requirements if r != ps.requirements]
+        if others:
+            pref = np.zeros(len(nodes), dtype=np.int64)
+            for other in others:
+                pref += self.state.mask(other)[nodes]
+            pref *= 1 << 20
+        asked = set(shape.index)
+        spare = [r for r in facts.scarce if r not in asked]
+        if spare:
+            held = np.zeros(len(nodes), dtype=np.float64)
+            inv = facts.inv_total
+            for r in spare:
+                held += self.state.free[r, nodes] * inv[r]
+            stranded = (held * 1000).astype(np.int64)
+            pref = stranded if pref is None else pref + stranded
+        return pref
+
+    def _pods_under(self, prefix: str, lo: int, hi: int) -> np.ndarray:
+        """Pods of this decision under the group path ``prefix`` on each node of [lo, hi)."""
+        used = np.zeros(hi - lo, dtype=np.int64)
+        for ch in self.txn.log:
+            if isinstance(ch.tag, str) and ch.tag.startswith(prefix):
+                inside = (ch.nodes >= lo) & (ch.nodes < hi)
+                np.add.at(used, ch.nodes[inside] - lo, ch.counts[inside])
+        return used

@@ -1,0 +1,239 @@
+"""The minimum search: place every gang's minimum of a tree, recursively, all-or-nothing
+(DESIGN.md sections 2.1, 2.2, 2.5).
+
+For one node inside its parent's scope: a constraint on a crossing key is served first
+(each of its domains, best first, searched with the node's other constraints; a
+preferred one falls back to the whole scope); then a pinned value narrows the scope;
+then, tier by tier, the candidate domains of :mod:`.domains` are tried best first (ranked
+by scoring dry runs when the bound alone cannot order them), each by a dry run in the
+decision's transaction. A pod set places its minimum (:mod:`.pods`); a group places
+``min_groups`` children by a depth-first search over its siblings, most constrained and
+largest first: when a later sibling cannot be placed, earlier siblings' next alternatives
+are tried, and a child may be left out (it can come back as an extra). A group short of
+its ``min_pods`` grows by water-filling (:mod:`.extras`).
+
+The alternatives for a node are a generator, best first; each placement it yields stays
+in the transaction while the consumer holds it, and is undone when the consumer asks for
+the next one. Only this module iterates it (the DFS over siblings and the cross-key
+stage); everyone else asks for :meth:`Search.first`.
+
+A :class:`Budget` bounds the work of one attempt: alternatives after a first choice that
+failed deeper (backtracking), dry runs for scoring, and all dry runs together.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from gangsched.gang import Constraint, Group, PodSet, TreeNode
+from gangsched.placement.engine.domains import Candidates, Domains, Seen
+from gangsched.placement.engine.explain import Notes
+from gangsched.placement.engine.extras import grow
+from gangsched.placement.engine.facts import Facts
+from gangsched.placement.engine.options import Options
+from gangsched.placement.engine.pods import Pods
+from gangsched.placement.engine.values import (
+    Candidate,
+    GroupPlacement,
+    Placement,
+    Scope,
+    SetPlacement,
+    Spill,
+)
+
+
+@dataclass(slots=True)
+class Budget:
+    """What one attempt may still spend."""
+
+    backtrack: int  # alternatives tried after a first choice that failed deeper
+    score: int  # dry runs for scoring candidates (none while a scoring dry run runs)
+    max_dry_runs: int  # placement attempts, all told
+    dry_runs: int = 0  # placement attempts so far
+
+    def spend_backtrack(self) -> bool:
+        if self.backtrack <= 0:
+            return False
+        self.backtrack -= 1
+        return True
+
+
+class Search:
+    """One attempt's search over a unit's tree: its transaction, budget and notes."""
+
+    def __init__(
+        self, facts: Facts, domains: Domains, opts: Options, budget: Budget, *,
+        pack: bool, own: TreeNode,
+    ) -> None:
+        self.facts = facts
+        self.domains = domains
+        self.opts = opts
+        self.budget = budget
+        self.state = facts.state
+        self.txn = facts.state.begin()
+        self.notes = Notes(facts)
+        self.pods = Pods(facts, self.txn, pack)
+        self.own = own  # the tree an extra child's own minimum is read from
+
+    def first(
+        self, node: TreeNode, lo: int = 0, hi: int | None = None, spill: Spill = (),
+        sel: np.ndarray | None = None,
+    ) -> Placement | None:
+        """The best placement of node's minimum inside [lo, hi) (all nodes by default),
+        left in the transaction; None (and the transaction as it was) when none fits."""
+        return next(self.alternatives(node, lo, self.state.n_nodes if hi is None else hi,
+                                      spill, sel), None)
+
+    def alternatives(
+        self, node: TreeNode, lo: int, hi: int, spill: Spill = (),
+        sel: np.ndarray | None = None,
+    ) -> Iterator[Placement]:
+        """Placements of node's minimum inside [lo, hi) (the selected nodes of it, when
+        ``sel`` is given), best first; each is live in the transaction while the consumer
+        holds it and undone when the consumer asks for the next one."""
+        facts, budget, txn = self.facts, self.budget, self.txn
+        cross = facts.cross_constraint(node)
+        if cross is not None:
+            yield from self._crossing(node, cross, (lo, hi, sel), spill)
+            return
+        yielded = False
+        seen: list[Seen] = []
+        for con in node.topology:
+            if con.value is not None and con.mode == "required":
+                lo, hi = self.domains.pin(con.key, con.value, lo, hi)
+                if lo >= hi:
+                    self.notes.pinned_outside(node, con)
+                    return
+        req = facts.required(node)
+        req_level = facts.topo.level_for(req) if req is not None else None
+        for level in self.domains.tiers(node):
+            within = req_level if level is not None and level is not req_level else None
+            cands, tier = self.domains.nested(node, level, lo, hi, within, sel)
+            seen.append(tier)
+            if not cands:
+                continue
+            order: Iterable[int] = range(len(cands))
+            if (len(cands) > 1 and self.opts.score_top > 1 and budget.score > 0
+                    and not facts.simple(node) and facts.want(node) > 0):
+                order = self._rank(node, cands, (lo, hi, sel), spill)
+            for j in order:
+                if yielded and not budget.spend_backtrack():
+                    return
+                if budget.dry_runs >= budget.max_dry_runs:
+                    return
+                m = txn.mark()
+                r = self.place_in(node, cands[j], (lo, hi, sel), spill)
+                if r is not None:
+                    yielded = True
+                    yield r
+                txn.rollback_to(m)
+        if not yielded:
+            self.notes.failure(node, seen)
+
+    def _rank(self, node: TreeNode, cands: Candidates, scope: Scope,
+              spill: Spill) -> Iterable[int]:
+        """Scoring dry runs of the first few candidates, paid from the scoring budget;
+        the dry runs themselves take candidates in bound order (the budget reads zero
+        while they run)."""
+        budget = self.budget
+        tries = min(len(cands), self.opts.score_top, budget.score)
+        left, budget.score = budget.score - tries, 0
+        order = self.domains.rank(node, cands, tries, self.txn,
+                                  lambda c: self.place_in(node, c, scope, spill))
+        budget.score = left
+        return order
+
+    def _crossing(
+        self, node: TreeNode, con: Constraint, scope: Scope, spill: Spill
+    ) -> Iterator[Placement]:
+        """Placements of node's minimum inside one domain of a key outside the chain of
+        levels (its domains are node sets, not slices): domains that pass the capacity
+        bound, best first, each searched with the rest of the node's constraints. A
+        preferred key falls back to the whole scope."""
+        lo, hi, sel = scope
+        inner = self.facts.stripped(node, con)
+        x = self.domains.crossing(node, con, scope)
+        budget = self.budget
+        yielded = False
+        for d in x.ids:
+            if yielded and not budget.spend_backtrack():
+                return
+            if budget.dry_runs >= budget.max_dry_runs:
+                return
+            cand = self.domains.cross_candidate(x.level, d, scope)
+            # required: everything stays in the domain; preferred: extras may spill out
+            inner_spill: Spill = () if con.mode == "required" else (scope, *spill)
+            for r in self.alternatives(inner, cand.lo, cand.hi, inner_spill, cand.sel):
+                if r.cand is None or r.cand.key is None:
+                    r.cand = cand
+                yielded = True
+                yield r
+        if con.mode == "preferred":
+            if not yielded or budget.spend_backtrack():
+                yield from self.alternatives(inner, lo, hi, spill, sel)
+            return
+        if not yielded and node.path not in self.notes:
+            self.notes.cross(node, con, x)
+
+    def place_in(
+        self, node: TreeNode, c: Candidate, scope: Scope, spill: Spill = ()
+    ) -> Placement | None:
+        """Place node's minimum inside candidate c (chosen within the parent's scope)."""
+        self.budget.dry_runs += 1
+        outer = self.domains.outer(node, c, scope, spill)
+        if isinstance(node, PodSet):
+            res = SetPlacement(node, c.lo, c.hi, outer, c, c.sel)
+            if node.min_pods and self.pods.add(res, node.min_pods) < node.min_pods:
+                return None
+            return res
+        return self._place_group(node, c, outer)
+
+    def _place_group(self, g: Group, c: Candidate, outer: Spill) -> GroupPlacement | None:
+        """Depth-first over the children in placement order: ``min_groups`` of them
+        satisfied together, earlier siblings' alternatives tried when a later one fails."""
+        res = GroupPlacement(g, c.lo, c.hi, outer, c, c.sel)
+        facts, txn = self.facts, self.txn
+        children = g.children
+        order = list(range(len(children)))
+        if self.opts.child_order == "size" and len(order) > 1:
+            order.sort(key=lambda i: facts.placement_order(children[i], i))
+        need = g.min_groups
+        extras_first = self.opts.extras_first
+        most = 0  # most children satisfied together in this domain
+
+        def dfs(pos: int, sat: int) -> bool:
+            nonlocal most
+            most = max(most, sat)
+            if sat >= need:
+                return True
+            if len(order) - pos < need - sat:
+                return False
+            i = order[pos]
+            child = children[i]
+            m = txn.mark()
+            for r in self.alternatives(child, c.lo, c.hi, outer, c.sel):
+                res.kids[i] = r
+                if extras_first:
+                    grow(self, r, facts.size(child))
+                if dfs(pos + 1, sat + 1):
+                    return True
+                del res.kids[i]
+            txn.rollback_to(m)
+            if len(order) - pos - 1 < need - sat:
+                return False
+            return dfs(pos + 1, sat)  # leave this child out; it may come back as an extra
+
+        if not dfs(0, 0):
+            self.notes.group(g, c, most)
+            return None
+        res.placed = sum(r.placed for r in res.kids.values())
+        if res.placed < g.min_pods:
+            grow(self, res, g.min_pods - res.placed)
+            if res.placed < g.min_pods:
+                self.notes.group_pods(g, c, res.placed)
+                return None
+        return res
+
