@@ -31,7 +31,7 @@ def error_of(path: Path, **kwargs: object) -> InputError:
 
 def documents(text: str, mode: loader.Mode = "strict") -> list[object]:
     warnings: list[str] = []
-    return [d for _, d in loader._parse(text, "t.yaml", mode, warnings)]
+    return [d for _, d, _ in loader._parse(text, "t.yaml", mode, warnings)]
 
 
 # -- size --------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ import typer.testing
 import yaml
 from typer.testing import CliRunner
 
+from gangsched.api.errors import InputError
 from gangsched.cli.main import app
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -336,3 +337,28 @@ def test_malformed_input_ends_in_one_line_or_a_result(case: Case, invoke: Callab
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def test_fast_checked_parse_never_accepts_what_the_reference_check_rejects() -> None:
+    """The loader checks YAML documents against their kind's schema while building them and
+    leaves anything doubtful to ``schema.check``; on every variant, what the fast path
+    accepted must pass the reference check in strict mode."""
+    from gangsched.api import loader, schema
+
+    loader._ensure_front_ends()
+    accepted = 0
+    for case in CASES:
+        try:
+            text = case.data.decode("utf-8")
+            parsed = list(loader._parse(text, case.id, "strict", []))
+        except (InputError, UnicodeDecodeError):
+            continue
+        for _, data, checked in parsed:
+            if not checked:
+                continue
+            assert isinstance(data, dict)
+            root = loader._registration_for(data["apiVersion"], data["kind"])
+            assert root is not None and root.schema is not None
+            schema.check(data, root.schema, "strict")  # raises if the fast path was wrong
+            accepted += 1
+    assert accepted > 1000

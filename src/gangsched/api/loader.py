@@ -109,6 +109,17 @@ def _plain_scalar_tag(value: str) -> str:
     return _STR
 
 
+class _Bail(Exception):
+    """The fast checked build met something only the reference check may judge."""
+
+
+_BAIL = _Bail()
+_NULL = "tag:yaml.org,2002:null"
+_MAPPING_NODE, _SEQUENCE_NODE = yaml.MappingNode, yaml.SequenceNode
+_STRUCT, _LIST, _MAPOF = schema.Struct, schema.ListOf, schema.MapOf
+_LABELS, _ANNOTATIONS, _STRING = schema.Labels, schema.Annotations, schema.STRING
+
+
 class _Building:
     """Marks a node whose construction is under way (an alias to it is recursive)."""
 
@@ -135,6 +146,7 @@ class _Loader(_BaseLoader):
         super().__init__(stream)
         self.mode = mode
         self.counted = "*" in stream  # aliases are possible
+        self.checked = False  # the last document passed the fast checked build
         self.warnings: list[str] = []
         self._memo: dict[int, Any] = {}
         self._decoded = self._aliased = 0
@@ -147,9 +159,19 @@ class _Loader(_BaseLoader):
 
     def construct_document(self, node: yaml.Node) -> Any:
         self._memo, self._decoded, self._aliased = {}, 0, 0
+        self.checked = False
         try:
             if self.counted:
                 return self._counted(node, 0)[0]
+            root = _root_schema(node)
+            if root is not None:
+                try:
+                    value = self._fast(node, 0, root)
+                except _Bail:
+                    pass  # built again below; the loader's schema check explains it
+                else:
+                    self.checked = True
+                    return value
             return self._build(node, 0)
         except RecursionError:
             raise self._error("nesting too deep", node) from None
@@ -252,6 +274,101 @@ class _Loader(_BaseLoader):
             result[name] = value.value if value.tag == _STR else build(value)
         return result
 
+    # -- the fast path: checked against the kind's schema while built -------------------
+
+    def _fast(self, node: yaml.Node, depth: int, container: Any) -> Any:
+        """Build ``node`` as ``container`` (a compiled schema type) wants it, or raise
+        _Bail at anything the reference check (``schema.check``) might reject: an
+        unknown field, a wrong type, a bad quantity, label or annotation, a repeated key,
+        a merge key, too much depth. What this accepts, ``schema.check`` accepts, so the
+        loader skips it; anything else is built again and checked the reference way."""
+        if depth >= MAX_DEPTH:
+            raise _BAIL
+        kind = type(container)
+        if kind is _STRUCT:
+            if type(node) is not _MAPPING_NODE or node.tag != _MAP:
+                raise _BAIL
+            result: dict[str, Any] = {}
+            fields = container.fields
+            for key, value in node.value:
+                if key.tag != _STR:
+                    raise _BAIL
+                entry = fields.get(key.value)
+                if entry is None:
+                    raise _BAIL
+                scalar, inner = entry
+                tag = value.tag
+                if tag == _STR:
+                    if scalar is not _STRING and (scalar is None or scalar(value.value)):
+                        raise _BAIL
+                    result[key.value] = value.value
+                elif inner is not None and tag != _NULL:
+                    result[key.value] = self._fast(value, depth + 1, inner)
+                else:
+                    result[key.value] = self._fast_value(value, depth, entry)
+        elif kind is _LIST:
+            if type(node) is not _SEQUENCE_NODE or node.tag != _SEQ:
+                raise _BAIL
+            entry = container._entry or schema.item_entry(container)
+            scalar, inner = entry
+            if inner is not None:
+                return [None if item.tag == _NULL else self._fast(item, depth + 1, inner)
+                        for item in node.value]
+            return [self._fast_value(item, depth, entry) for item in node.value]
+        elif type(node) is not _MAPPING_NODE or node.tag != _MAP:
+            raise _BAIL
+        elif kind is _MAPOF:
+            result = {}
+            entry = container._entry or schema.item_entry(container)
+            scalar = entry[0]
+            for key, value in node.value:
+                if key.tag != _STR:
+                    raise _BAIL
+                if value.tag == _STR and scalar is not None:  # strings, quantities
+                    if scalar is not _STRING and scalar(value.value) is not None:
+                        raise _BAIL
+                    result[key.value] = value.value
+                else:
+                    result[key.value] = self._fast_value(value, depth, entry)
+        elif kind is _LABELS:
+            result = {}
+            qualified, valid_value = names.is_qualified_name, names.is_label_value
+            for key, value in node.value:
+                if (key.tag != _STR or value.tag != _STR or not qualified(key.value)
+                        or not valid_value(value.value)):
+                    raise _BAIL
+                result[key.value] = value.value
+        elif kind is _ANNOTATIONS:
+            result = {}
+            size = 0
+            for key, value in node.value:
+                if (key.tag != _STR or value.tag != _STR
+                        or names.qualified_name(key.value.lower())):
+                    raise _BAIL
+                result[key.value] = value.value
+                size += len(key.value) + len(value.value)
+            if size * 4 > names.ANNOTATIONS_MAX_BYTES:  # maybe too large in UTF-8: check
+                raise _BAIL
+        else:
+            raise _BAIL
+        if len(result) < len(node.value):
+            raise _BAIL  # a repeated key
+        return result
+
+    def _fast_value(self, node: yaml.Node, depth: int, entry: Any) -> Any:
+        scalar, container = entry
+        if node.tag == _STR:
+            value = node.value
+            if scalar is not _STRING and (scalar is None or scalar(value) is not None):
+                raise _BAIL
+            return value
+        if container is not None:
+            return None if node.tag == _NULL else self._fast(node, depth + 1, container)
+        value = self._build(node, depth + 1)  # ints, booleans, nulls; anything under "any"
+        if value is not None and scalar(value) is not None:
+            raise _BAIL
+        return value
+
     # -- with aliases: every node built once, decoding work counted ------------------------
 
     def _counted(self, node: yaml.Node, depth: int) -> tuple[Any, int]:
@@ -317,6 +434,7 @@ class Document:
     kind: str
     name: str  # metadata.name, "" when missing
     path: str = ""  # field path of the object inside the document, e.g. "items[3]"
+    checked: bool = False  # already checked against its kind's schema while parsed
 
     @property
     def label(self) -> str | None:
@@ -408,6 +526,7 @@ def register(
     entries = _REGISTRY.setdefault(kind, [])
     entries[:] = [e for e in entries if e.api_versions != api_versions]
     entries.append(_Registration(kind, api_versions, handler, schema, name_rule))
+    _compiled_root.cache_clear()
 
 
 def _ensure_front_ends() -> None:
@@ -438,6 +557,29 @@ def _registration_for(api_version: str, kind: str) -> _Registration | None:
         if entry.api_versions is not None and api_version in entry.api_versions:
             return entry
     return next((e for e in entries if e.api_versions is None), None)
+
+
+def _root_schema(node: yaml.Node) -> Any:
+    """The compiled schema of the object a YAML document holds, from the apiVersion and
+    kind it names (None for Lists, unknown kinds, kinds without a schema)."""
+    if type(node) is not _MAPPING_NODE:
+        return None
+    api_version = kind = ""
+    for key, value in node.value:
+        if key.tag == _STR and value.tag == _STR:
+            if key.value == "apiVersion":
+                api_version = value.value
+            elif key.value == "kind":
+                kind = value.value
+            if api_version and kind:
+                break
+    return _compiled_root(api_version, kind) if api_version and kind else None
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled_root(api_version: str, kind: str) -> Any:
+    entry = _registration_for(api_version, kind)
+    return None if entry is None or entry.schema is None else schema.compiled(entry.schema)
 
 
 def _handler_for(api_version: str, kind: str) -> Handler | None:
@@ -646,14 +788,18 @@ def _check_json_depth(text: str, file: str) -> None:
 
 def _yaml_documents(text: str, file: str, mode: Mode = "strict") -> Iterator[tuple[int, object]]:
     """(index, document) pairs; invalid YAML becomes an InputError with its line."""
-    yield from _parse(text, file, mode, [])
+    for index, data, _ in _parse(text, file, mode, []):
+        yield index, data
 
 
-def _parse(text: str, file: str, mode: Mode, warnings: list[str]) -> Iterator[tuple[int, object]]:
+def _parse(
+    text: str, file: str, mode: Mode, warnings: list[str]
+) -> Iterator[tuple[int, object, bool]]:
+    """(index, document, checked against its schema already) triples."""
     if text.lstrip().startswith("{"):  # JSON (kubectl -o json) parses much faster as JSON
         _check_json_depth(text, file)
         try:
-            yield 0, json.loads(text)
+            yield 0, json.loads(text), False
             return
         except ValueError:
             pass  # not JSON after all: let the YAML parser explain (or accept) it
@@ -668,7 +814,7 @@ def _parse(text: str, file: str, mode: Mode, warnings: list[str]) -> Iterator[tu
             data = loader.get_data()
             warnings.extend(f"{file}[doc {index}]: {w}" for w in loader.warnings)
             loader.warnings.clear()
-            yield index, data
+            yield index, data, loader.checked
             index += 1
     except yaml.YAMLError as err:
         raise _yaml_error(err, file, index) from None
@@ -699,7 +845,7 @@ def _check_type_fields(doc: Document) -> None:
             raise doc.locate(err) from None
 
 
-def _document(file: str, index: int, obj: object, path: str) -> Document:
+def _document(file: str, index: int, obj: object, path: str, checked: bool = False) -> Document:
     """A Document for one object, checking it is a mapping with apiVersion and kind."""
     if not isinstance(obj, Mapping):
         shown = "a list" if isinstance(obj, list) else f"a {type(obj).__name__}"
@@ -711,7 +857,8 @@ def _document(file: str, index: int, obj: object, path: str) -> Document:
         )
     meta = obj.get("metadata")
     name = _text(meta, "name") if isinstance(meta, Mapping) else ""
-    doc = Document(file, index, obj, _text(obj, "apiVersion"), _text(obj, "kind"), name, path)
+    doc = Document(file, index, obj, _text(obj, "apiVersion"), _text(obj, "kind"), name, path,
+                   checked)
     _check_type_fields(doc)
     return doc
 
@@ -727,10 +874,10 @@ def _with_defaults(item: object, api_version: str, kind: str) -> object:
 
 def _objects(
     file: str, index: int, obj: object, path: str = "", mode: Mode | None = None,
-    warnings: list[str] | None = None, nesting: int = 0,
+    warnings: list[str] | None = None, nesting: int = 0, checked: bool = False,
 ) -> Iterator[Document]:
     """The Documents in one YAML document, expanding ``List`` / ``*List`` recursively."""
-    doc = _document(file, index, obj, path)
+    doc = _document(file, index, obj, path, checked)
     if not (doc.kind == "List" or (doc.kind.endswith("List") and "items" in doc.obj)):
         yield doc
         return
@@ -774,7 +921,7 @@ def _dispatch(
         inputs.warnings.append(str(doc.error(f"{reason}; skipped")))
         return
     try:
-        if entry.schema is not None:
+        if entry.schema is not None and not doc.checked:
             found = schema.check(doc.obj, entry.schema, mode or schema.default_mode())
             inputs.warnings.extend(str(doc.locate(w)) for w in found)
         check_object_meta(doc.obj.get("metadata"), entry.name_rule,
@@ -809,10 +956,11 @@ def load(
     for file in _expand_paths(paths):
         name = "<stdin>" if file == "-" else file
         try:
-            for index, data in _parse(_read(file), name, mode, inputs.warnings):
+            for index, data, checked in _parse(_read(file), name, mode, inputs.warnings):
                 if data is None:
                     continue
-                for doc in _objects_or_error(name, index, data, errors, mode, inputs.warnings):
+                for doc in _objects_or_error(name, index, data, errors, mode, inputs.warnings,
+                                             checked):
                     try:
                         _dispatch(doc, inputs, ignore_unknown, mode=mode)
                     except InputError as err:
@@ -839,10 +987,10 @@ def load_object(obj: Mapping[str, Any], source: str = "api", validate: Mode = "i
 
 def _objects_or_error(
     name: str, index: int, data: object, errors: list[InputError] | None,
-    mode: Mode | None = None, warnings: list[str] | None = None,
+    mode: Mode | None = None, warnings: list[str] | None = None, checked: bool = False,
 ) -> list[Document]:
     try:
-        return list(_objects(name, index, data, "", mode, warnings))
+        return list(_objects(name, index, data, "", mode, warnings, 0, checked))
     except InputError as err:
         if errors is None:
             raise

@@ -153,6 +153,52 @@ def label_value(value: str) -> tuple[str, ...]:
     return tuple(errs)
 
 
+_QUALIFIED = re.compile(f"(?:{_DNS1123_SUBDOMAIN_FMT}/)?{_LABEL_KEY_FMT}")
+_KNOWN_GOOD: dict[str, set[str]] = {"value": set(), "key": set(), "subdomain": set()}
+_KNOWN_GOOD_MAX = 100_000  # per kind; then forgotten and relearned
+
+
+def _remember(kind: str, value: str) -> None:
+    good = _KNOWN_GOOD[kind]
+    if len(good) >= _KNOWN_GOOD_MAX:
+        good.clear()
+    good.add(value)
+
+
+def is_label_value(value: str) -> bool:
+    """``not label_value(value)``, fast: a set of values already seen valid, else one
+    regular expression (host names and other unique values included)."""
+    if value in _KNOWN_GOOD["value"]:
+        return True
+    if len(value) <= LABEL_VALUE_MAX and _LABEL_VALUE.fullmatch(value) is not None:
+        _remember("value", value)
+        return True
+    return False
+
+
+def is_qualified_name(value: str) -> bool:
+    """``not qualified_name(value)``, fast."""
+    if value in _KNOWN_GOOD["key"]:
+        return True
+    if _QUALIFIED.fullmatch(value) is None:
+        return False
+    prefix, _, name = value.rpartition("/")
+    if len(name) <= LABEL_NAME_MAX and len(prefix) <= DNS1123_SUBDOMAIN_MAX:
+        _remember("key", value)
+        return True
+    return False
+
+
+def is_dns1123_subdomain(value: str) -> bool:
+    """``not dns1123_subdomain(value)``, fast."""
+    if value in _KNOWN_GOOD["subdomain"]:
+        return True
+    if len(value) <= DNS1123_SUBDOMAIN_MAX and _DNS1123_SUBDOMAIN.fullmatch(value) is not None:
+        _remember("subdomain", value)
+        return True
+    return False
+
+
 def first(problems: tuple[str, ...]) -> str:
     """The problems joined as Kubernetes joins them (``; ``)."""
     return "; ".join(problems)

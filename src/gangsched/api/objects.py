@@ -154,6 +154,8 @@ def check_labels(labels: Mapping[str, Any], field: str) -> None:
     """Label keys and values as the API server validates them (``ValidateLabels``)."""
     qualified, valid_value = names.qualified_name, names.label_value
     for key, value in labels.items():
+        if value is None:
+            value = ""  # null decodes as the empty string
         if type(key) is not str or type(value) is not str:
             as_str_map(labels, field)  # raises the type error
         if qualified(key):
@@ -193,7 +195,8 @@ def check_object_meta(meta: object, name_rule: Callable[[str], tuple[str, ...]] 
     if not isinstance(meta, Mapping):
         return
     name, namespace = meta.get("name"), meta.get("namespace")
-    if isinstance(name, str) and name:
+    if isinstance(name, str) and name and not (
+            name_rule is names.dns1123_subdomain and names.is_dns1123_subdomain(name)):
         check_name(name, "metadata.name", name_rule)
     if isinstance(namespace, str) and namespace:
         check_name(namespace, "metadata.namespace", names.dns1123_label, "namespace")

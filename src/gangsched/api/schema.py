@@ -271,7 +271,10 @@ class _Struct(_Container):
                 ctx.unknown(self, key, chain)
             elif item is not None:
                 scalar = entry[0]
-                if scalar is None:
+                if scalar is _string:  # the most common field: no call
+                    if type(item) is not str:
+                        raise InputError(_string(item) or "", field=render_path((chain, key)))
+                elif scalar is None:
                     entry[1].check(item, ctx, (chain, key))  # type: ignore[union-attr]
                 elif scalar(item) is not None:
                     raise InputError(scalar(item) or "", field=render_path((chain, key)))
@@ -343,10 +346,11 @@ class _Labels(_Container):
     values (``ValidateLabels``), checked in the same sweep as their types."""
 
     def check(self, value: Any, ctx: _Context, chain: Chain) -> None:
-        qualified, valid_value = names.qualified_name, names.label_value
+        qualified, valid_value = names.is_qualified_name, names.is_label_value
         if type(value) is dict:
             for k, v in value.items():
-                if type(k) is not str or type(v) is not str or qualified(k) or valid_value(v):
+                if (type(k) is not str or type(v) is not str or not qualified(k)
+                        or not valid_value(v)):
                     break
             else:
                 return
@@ -421,6 +425,24 @@ def _entry(expr: TypeExpr) -> Entry:
     if "map" in expr:
         return None, _Map(expr["map"])
     raise ValueError(f"bad schema type {expr!r}")
+
+
+# For the loader's fast path (gangsched.api.loader._Loader._fast), which checks YAML nodes
+# while building them and leaves anything questionable to check(): the compiled types.
+Struct, ListOf, MapOf, Labels, Annotations = _Struct, _List, _Map, _Labels, _Annotations
+STRING = _string
+
+
+def compiled(type_name: str) -> _Struct:
+    """The compiled checker of struct ``type_name``."""
+    return _struct(type_name)
+
+
+def item_entry(container: _List | _Map) -> Entry:
+    """(scalar check, container) of the items of a list or map type."""
+    if container._entry is None:
+        container._entry = _entry(container.item)
+    return container._entry
 
 
 def check(value: object, type_name: str, mode: Mode = "strict") -> list[InputError]:
