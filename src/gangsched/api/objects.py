@@ -589,10 +589,13 @@ def parse_pod(obj: Mapping[str, Any]) -> Pod:
     with about(f"Pod/{name}"):
         meta = as_mapping(obj.get("metadata"), "metadata")
         spec = as_mapping(obj.get("spec"), "spec")
+        node_name = as_str(spec.get("nodeName"), "spec.nodeName")
+        if node_name and not names.is_dns1123_subdomain(node_name):  # ValidateNodeName
+            check_name(node_name, "spec.nodeName", names.dns1123_subdomain, "node name")
         return parse_pod_template(obj, "").make_pod(
             name,
             as_str(meta.get("namespace"), "metadata.namespace") or "default",
-            node_name=as_str(spec.get("nodeName"), "spec.nodeName") or None,
+            node_name=node_name or None,
             uid=as_str(meta.get("uid"), "metadata.uid") or None,
         )
 
