@@ -7,10 +7,12 @@ exit status 1, never a traceback.
 
 from __future__ import annotations
 
+from enum import StrEnum
 from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated
 
 import typer
+from typer._completion_classes import completion_init
 
 from gangsched.cli import bench, cluster
 from gangsched.cli.common import App, out
@@ -24,8 +26,9 @@ from gangsched.cli.validate import validate_cmd
 
 app = App(
     help="Hierarchical, topology-aware gang scheduler for AI workloads on Kubernetes.",
-    add_completion=False,
+    add_completion=False,  # `gangsched completion SHELL` instead of --install-completion
 )
+completion_init()  # typer's completion protocol, answered by `gangsched` itself
 app.command("simulate")(simulate_cmd)
 app.command("sweep")(sweep_cmd)
 app.add_typer(cluster.app, name="cluster")
@@ -35,6 +38,28 @@ app.command("translate")(translate_cmd)
 app.command("validate")(validate_cmd)
 app.command("dev-cluster")(dev_cluster_cmd)
 app.command("serve")(serve_cmd)
+
+
+class Shell(StrEnum):
+    bash = "bash"
+    zsh = "zsh"
+    fish = "fish"
+
+
+@app.command("completion")
+def completion_cmd(
+    shell: Annotated[Shell, typer.Argument(help="The shell to complete in.")],
+) -> None:
+    """Print a shell completion script: source it, or save it where your shell loads
+    completions (bash: ``source <(gangsched completion bash)``; zsh: ``gangsched
+    completion zsh > "${fpath[1]}/_gangsched"``; fish: ``gangsched completion fish >
+    ~/.config/fish/completions/gangsched.fish``)."""
+    # typer answers completion requests itself (its own protocol): use its scripts
+    from typer._completion_shared import get_completion_script
+
+    script = get_completion_script(prog_name="gangsched", complete_var="_GANGSCHED_COMPLETE",
+                                   shell=shell.value)
+    typer.echo(script, nl=not script.endswith("\n"))
 
 
 def package_version() -> str:
