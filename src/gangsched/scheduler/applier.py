@@ -170,12 +170,12 @@ class Applier:
     def _external_bind(self, a: ExternalBind) -> Outcome:
         assume(self.mirror.state, [(a.pod, a.node, a.requests)])
         if a.unit is not None and a.unit.pods.add(a.pod, a.node):
-            self.mirror.lost.setdefault(a.unit.name, {})
+            self.mirror.to_check.setdefault(a.unit.name, {})
         return None
 
     def _pod_lost(self, a: PodLost) -> Outcome:
         if a.unit.pods.remove(a.pod):
-            self.mirror.lost.setdefault(a.unit.name, {})[a.pod] = a.node
+            self.mirror.to_check.setdefault(a.unit.name, {})[a.pod] = a.node
         return None
 
     def _seen(self, a: Seen) -> Outcome:
@@ -209,11 +209,11 @@ class Applier:
         return None
 
     def _check(self, a: Check) -> Outcome:
-        self.mirror.lost.setdefault(a.unit, {})
+        self.mirror.to_check.setdefault(a.unit, {})
         return None
 
     def _checked(self, a: Checked) -> Outcome:
-        self.mirror.lost.clear()
+        self.mirror.to_check.clear()
         return None
 
     # -- units ----------------------------------------------------------------------------

@@ -15,7 +15,8 @@ level, and the whole cluster when its root is not pinned to that level):
 4. Keep the domain with the fewest victim units, then the lowest highest victim
    priority, then the fewest pods evicted (first domain on ties).
 
-The result is a value; the scheduler applies it. Nothing here changes the live state.
+The result is a value; the queue phase turns it into actions (:mod:`.queue`). Nothing
+here changes the live state.
 """
 
 from __future__ import annotations

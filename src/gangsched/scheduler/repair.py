@@ -74,7 +74,7 @@ def health(ctx: Context) -> Steps:
     """Units that lost pods or changed shape since the last check: ``all`` groups below a
     minimum go whole; a unit below its minimum is degraded (or requeued whole)."""
     now = ctx.now()
-    to_check = ctx.snap.mirror.lost
+    to_check = ctx.snap.mirror.to_check
     for name in sorted(to_check):
         u = ctx.units.get(name)
         if u is None or u.tree is None or not u.running:

@@ -65,7 +65,7 @@ class Mirror:
     own_binds: set[str] = field(default_factory=set)  # our binds whose event is not seen yet
     own_deletes: set[str] = field(default_factory=set)  # likewise our evictions
     # units to check for health (lost pods or a changed shape) -> pods lost since (-> node)
-    lost: dict[str, dict[str, str]] = field(default_factory=dict)
+    to_check: dict[str, dict[str, str]] = field(default_factory=dict)
     version: int = 0  # bumped when capacity or a reservation changes: views are stale
 
 

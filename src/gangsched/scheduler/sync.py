@@ -2,11 +2,12 @@
 
 The registry has already followed the backend's workloads (:meth:`.Registry.sync`
 returns what changed as a value); here those changes and the other events become
-actions: workloads' evictions and releases, pods lost (the only events that make a unit
-need a health check), pods bound by someone else, nodes added, removed or changed (the
-only events that rebuild the ClusterState; everything else updates it incrementally).
-Events that can help a waiting unit (a node added or schedulable again, capacity
-released by others, a workload removed) wake the queue: backoff reset.
+actions: evictions and releases for workloads scaled down or gone; pods lost, or bound
+by someone else (their units, and rescaled ones, are checked for health next); nodes
+added, removed or changed (the only events that rebuild the ClusterState; everything
+else updates it incrementally). Events that can help a waiting unit (a node added or
+schedulable again, capacity released by others, a workload removed) wake the queue:
+backoff reset.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ A :class:`Unit` is its identity and gang tree with the pods bound so far
 (:class:`Queueing`), its reservation against starvation (:class:`Reserving`), extras
 timing (:class:`ExtrasTiming`), degradation (:class:`Degradation`), and its state and
 history (:class:`Lifecycle`). During a cycle only the applier changes them
-(:mod:`.applier`); the registry creates units and rescales them (:mod:`.registry`).
+(:mod:`.applier`); the registry creates them, adopts the pods running at start and
+rescales them (:mod:`.registry`).
 """
 
 from __future__ import annotations
@@ -239,10 +240,6 @@ class Unit:
     @property
     def n_bound(self) -> int:
         return self.pods.n_bound
-
-    @property
-    def sets(self) -> dict[str, dict[str, str]]:
-        return self.pods.sets
 
     @property
     def set_of(self) -> dict[str, str]:
