@@ -6,9 +6,10 @@ simulator and the Kubernetes mode plug in the same way) and a :class:`Clock`.
 
 from gangsched.scheduler.backend import BindError, ClusterBackend, ClusterEvent
 from gangsched.scheduler.clock import Clock, FakeClock, RealClock
+from gangsched.scheduler.config import SchedulerConfig
 from gangsched.scheduler.memory import InMemoryBackend, make_workload
 from gangsched.scheduler.policy import GangschedPolicy, Policy
-from gangsched.scheduler.scheduler import Scheduler, SchedulerConfig
+from gangsched.scheduler.scheduler import Scheduler
 from gangsched.scheduler.status import CycleReport, SchedEvent, UnitState, UnitStatus
 
 __all__ = [

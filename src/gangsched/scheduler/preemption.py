@@ -15,7 +15,8 @@ level, and the whole cluster when its root is not pinned to that level):
 4. Keep the domain with the fewest victim units, then the lowest highest victim
    priority, then the fewest pods evicted (first domain on ties).
 
-The result is a value; the scheduler applies it. Nothing here changes the live state.
+The result is a value; the queue phase turns it into actions (:mod:`.queue`). Nothing
+here changes the live state.
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ from gangsched.cluster.state import ClusterState, Shape
 from gangsched.cluster.topology import Level
 from gangsched.placement.decision import Decision
 from gangsched.scheduler.capacity import hide, release
-from gangsched.scheduler.queue import Unit
 from gangsched.scheduler.tree import TreeNode, min_demand, pin_root, surplus, widest_required
+from gangsched.scheduler.unit import Unit
 
 Place = Callable[[TreeNode, ClusterState], Decision]
 
@@ -203,7 +204,7 @@ def _freeable(state: ClusterState, units: Sequence[Unit]) -> np.ndarray:
     out = np.zeros_like(state.free)
     by_shape: dict[Shape, list[int]] = {}
     for u in units:
-        for got in u.sets.values():
+        for got in u.pods.sets.values():
             for p in got:
                 entry = state.bound.get(p)
                 if entry is not None:
@@ -223,8 +224,8 @@ def _victims(inside: Sequence[Unit], index: Mapping[str, int], dom: _Domain) -> 
         assert u.tree is not None
         pods = list(u.bound())
         if u.disruption != "all":
-            chunks = [c for c in surplus(u.tree, u.sets) if any(
-                dom.lo <= index.get(u.node_of(p) or "", -1) < dom.hi for p in c)]
+            chunks = [c for c in surplus(u.tree, u.pods.sets) if any(
+                dom.lo <= index.get(u.pods.node_of(p) or "", -1) < dom.hi for p in c)]
             spare = tuple(p for c in chunks for p in c)
             if spare and len(spare) < len(pods):
                 out.append(((u.priority, 0, -len(spare), -u.seq, 0),

@@ -1,168 +1,134 @@
-"""The scheduler's record of one unit, the queue order and the backoff rule."""
+"""Phase 5, the queue: pending units by priority, then arrival, each tried whole.
+
+An attempt places the unit (its residual tree, when some pods still run) on the state
+with the capacity reserved by units ahead of it hidden. If it does not fit and the
+policy allows, workload-aware preemption (:mod:`.preemption`) picks victims; they are
+evicted and the unit is placed again. Failure backs off exponentially; an engine
+rejection is remembered with the epochs it saw, and while they have not moved (nothing
+freed, no lower-priority pods placed) the unit is not re-run: it would fail again.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+import time
+from collections.abc import Iterator
 
-from gangsched.gang import PodSet, TreeNode, minimum_pods, podsets
-from gangsched.scheduler.reservation import Reservation
-from gangsched.scheduler.status import UnitState, UnitStatus
-from gangsched.scheduler.tree import disruption, min_demand
-
-
-def backoff_delay(failures: int, initial: float, cap: float) -> float:
-    """``initial * 2**(failures-1)``, capped: 1, 2, 4, 8 ... seconds by default."""
-    if failures <= 0:
-        return 0.0
-    return min(cap, initial * 2.0 ** min(failures - 1, 60))
-
-
-@dataclass(eq=False)
-class Unit:
-    name: str
-    workload: str
-    tree: TreeNode | None  # None while the workload is waiting
-    priority: int
-    seq: int  # arrival order
-    created: float
-    state: UnitState = UnitState.pending
-    reason: str = ""
-    since: float = 0.0
-    pending_since: float = 0.0  # when it last entered the queue
-    admitted_at: float | None = None
-    sets: dict[str, dict[str, str]] = field(default_factory=dict)  # podset -> {pod: node}
-    set_of: dict[str, str] = field(default_factory=dict)  # pod -> podset path
-    set_requests: dict[str, Mapping[str, int]] = field(default_factory=dict)  # podset -> req
-    attempts: int = 0
-    failures: int = 0  # consecutive failed attempts (the backoff exponent)
-    next_try: float = 0.0
-    preemptions: int = 0
-    degraded_since: float | None = None
-    extras_next: float | None = None
-    reserved: Reservation | None = None
-    reserve_retry: float = 0.0  # no reservation was possible: not before this time
-    domain: str | None = None
-    history: list[tuple[float, str, str]] = field(default_factory=list)
-    failed_at: tuple[int, int] | None = None  # cluster epochs at the last engine rejection
-    extras_at: int | None = None  # epoch at the last extras try
-    lost: dict[str, str] = field(default_factory=dict)  # pods lost since last check -> node
-    n_bound: int = 0
-
-    def __post_init__(self) -> None:
-        self.set_tree(self.tree)
-
-    # -- tree -----------------------------------------------------------------------------
-
-    def set_tree(self, tree: TreeNode | None) -> None:
-        """(Re)index the unit's pods; bound pods the new tree still names stay bound."""
-        old = self.bound()
-        self.tree = tree
-        self.sets, self.set_of, self.set_requests, self.n_bound = {}, {}, {}, 0
-        self.failed_at = self.extras_at = None
-        self._need: dict[str, int] | None = None
-        for ps in podsets(tree) if tree is not None else ():
-            self.sets[ps.path] = {}
-            self.set_requests[ps.path] = ps.requests
-            for p in ps.pods:
-                self.set_of[p] = ps.path
-        for p, n in old.items():
-            self.add(p, n)
-
-    def need(self) -> dict[str, int]:
-        """A lower bound on the resources its minimum needs (cached)."""
-        if self._need is None:
-            self._need = min_demand(self.tree) if self.tree is not None else {}
-        return self._need
-
-    @property
-    def minimum(self) -> int:
-        return minimum_pods(self.tree) if self.tree is not None else 0
-
-    @property
-    def desired(self) -> int:
-        return self.tree.size if self.tree is not None else 0
-
-    @property
-    def disruption(self) -> str:
-        return disruption(self.tree) if self.tree is not None else "single"
-
-    @property
-    def key(self) -> tuple[int, int]:
-        """Queue order: higher priority first, then arrival."""
-        return (-self.priority, self.seq)
-
-    @property
-    def running(self) -> bool:
-        return self.state in (UnitState.admitted, UnitState.running_degraded)
-
-    @property
-    def queued(self) -> bool:
-        return self.state in (UnitState.pending, UnitState.evicted)
-
-    def podsets(self) -> Iterator[PodSet]:
-        return podsets(self.tree) if self.tree is not None else iter(())
-
-    # -- bound pods -----------------------------------------------------------------------
-
-    def add(self, pod: str, node: str) -> bool:
-        path = self.set_of.get(pod)
-        if path is None or pod in self.sets[path]:
-            return False
-        self.sets[path][pod] = node
-        self.n_bound += 1
-        return True
-
-    def remove(self, pod: str) -> bool:
-        path = self.set_of.get(pod)
-        if path is None or self.sets[path].pop(pod, None) is None:
-            return False
-        self.n_bound -= 1
-        return True
-
-    def bound(self) -> dict[str, str]:
-        out: dict[str, str] = {}
-        for got in self.sets.values():
-            out.update(got)
-        return out
-
-    def requests(self, pod: str) -> Mapping[str, int]:
-        return self.set_requests[self.set_of[pod]]
-
-    def node_of(self, pod: str) -> str | None:
-        path = self.set_of.get(pod)
-        return self.sets[path].get(pod) if path is not None else None
-
-    # -- state ----------------------------------------------------------------------------
-
-    def set_state(self, state: UnitState, reason: str, now: float) -> None:
-        if state != self.state:
-            self.since = now
-            if state in (UnitState.pending, UnitState.evicted) and not self.queued:
-                self.pending_since = now
-        if state != self.state or reason != self.reason:
-            self.history.append((now, state.value, reason))
-        self.state, self.reason = state, reason
-
-    def failed(self, now: float, initial: float, cap: float) -> None:
-        self.failures += 1
-        self.next_try = now + backoff_delay(self.failures, initial, cap)
-
-    def wake(self, now: float) -> None:
-        """Something changed that may help: try again now, backoff starts over."""
-        self.failures = 0
-        self.next_try = min(self.next_try, now)
-
-    def status(self) -> UnitStatus:
-        return UnitStatus(
-            name=self.name, workload=self.workload, state=self.state, reason=self.reason,
-            since=self.since, created=self.created, admitted_at=self.admitted_at,
-            pods_bound=self.n_bound, minimum=self.minimum, desired=self.desired,
-            attempts=self.attempts, next_try=self.next_try, preemptions=self.preemptions,
-            domain=self.domain, history=list(self.history),
-            reserved=self.reserved.label if self.reserved is not None else None,
-        )
+from gangsched.placement.decision import Decision
+from gangsched.placement.describe import plural
+from gangsched.scheduler.actions import (
+    Action,
+    Admit,
+    Bind,
+    Decided,
+    Event,
+    Evict,
+    ExtrasDue,
+    Preempted,
+    Requeue,
+    Retry,
+    Steps,
+    Tried,
+)
+from gangsched.scheduler.preemption import Preemption, find_preemption
+from gangsched.scheduler.snapshot import Context
+from gangsched.scheduler.status import UnitState
+from gangsched.scheduler.tree import residual
+from gangsched.scheduler.unit import Unit, ordered
 
 
-def ordered(units: Iterable[Unit]) -> list[Unit]:
-    return sorted(units, key=lambda u: u.key)
+class QueuePass:
+    """One pass over the units due in the queue."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self._running: list[Unit] | None = None  # running units by priority, this pass
+
+    def run(self) -> Steps:
+        ctx = self.ctx
+        now = ctx.now()
+        due = ordered(u for u in ctx.units.values()
+                      if u.queued and u.tree is not None and u.queue.next_try <= now)
+        limit = ctx.config.max_units_per_cycle
+        for u in due[:limit] if limit is not None else due:
+            if u.queued:
+                yield from self.attempt(u)
+
+    def attempt(self, u: Unit) -> Steps:
+        assert u.tree is not None
+        ctx = self.ctx
+        snap = ctx.snap
+        preemption = ctx.policy.preemption
+        now = ctx.now()
+        yield Tried(u)
+        if u.queue.failed_at == snap.epoch(u, preemption):
+            # nothing was freed (nor lower-priority pods, preemption victims, placed)
+            # since it last failed
+            yield Retry(u, UnitState.pending, u.reason, now)
+            yield Event("Unschedulable", u, u.reason)
+            return
+        start = time.perf_counter()
+        tree = u.tree if not u.n_bound else residual(u.tree, u.pods.sets, snap.domain_of)
+        if tree is None:
+            yield from self._admit(u, None, None)
+            return
+        hidden = snap.hidden(u)
+        d = ctx.place(tree, snap.view(hidden))
+        plan: Preemption | None = None
+        note = ""
+        if not d.admitted and preemption:
+            lower = [x for x in self._by_priority() if x.priority < u.priority and x.running]
+            search = find_preemption(tree, u.priority, lower, snap.state, ctx.place,
+                                     hidden, ctx.config.preemption_budget)
+            plan = search.plan
+            note = "; ".join(search.notes)
+            if plan is not None:
+                yield from self._preempt(u, plan)
+                d = ctx.place(tree, snap.view(hidden))
+        yield Decided(time.perf_counter() - start)
+        if d.admitted:
+            err = yield Bind(u, d.assignments, "admit")
+            if err is None:
+                yield from self._admit(u, d, plan)
+                return
+            yield Retry(u, UnitState.pending, f"bind failed: {err}", now)
+            return
+        yield Retry(u, UnitState.pending, d.reason, now, epoch=snap.epoch(u, preemption))
+        yield Event("Unschedulable", u, d.reason + (f" (preemption: {note})" if note else ""))
+
+    def _by_priority(self) -> list[Unit]:
+        # units admitted later in this pass rank at least as high: the list holds
+        if self._running is None:
+            self._running = sorted((x for x in self.ctx.units.values() if x.running),
+                                   key=lambda x: x.priority)
+        return self._running
+
+    def _preempt(self, u: Unit, plan: Preemption) -> Iterator[Action]:
+        ctx = self.ctx
+        now = ctx.now()
+        for v in plan.victims:
+            victim = ctx.units.get(v.unit)
+            if victim is None:
+                continue
+            yield Preempted(victim)
+            msg = (f"preempted by {u.name} (priority {u.priority}) to make room in "
+                   f"{plan.domain}")
+            if v.whole:
+                yield Requeue(victim, "Preempted", msg, ctx.now())
+            else:
+                yield Evict(victim, v.pods, msg)
+                yield ExtrasDue(victim, now + ctx.config.extras_interval)
+                yield Event("Preempted", victim, f"{len(v.pods)} pods above its minimum {msg}")
+
+    def _admit(self, u: Unit, d: Decision | None, plan: Preemption | None) -> Iterator[Action]:
+        now = self.ctx.now()
+        root = d.groups[0] if d is not None and d.groups else None
+        domain = root.domain if root is not None else u.life.domain
+        extras = now + self.ctx.config.extras_interval if u.n_bound < u.desired else None
+        yield Admit(u, domain, now, extras)
+        nodes = len(set(u.bound().values()))
+        msg = f"{u.n_bound}/{u.desired} pods on {plural(nodes, 'node')}"
+        if domain:
+            msg += f" in {domain}"
+        if plan is not None:
+            msg += f", after preempting {', '.join(sorted({v.unit for v in plan.victims}))}"
+        yield Event("Admitted", u, msg)

@@ -15,9 +15,9 @@ from gangsched.api.types import Pod
 from gangsched.gang import Group, walk
 from gangsched.model import Workload
 from gangsched.scheduler.policy import Policy
-from gangsched.scheduler.queue import Unit
 from gangsched.scheduler.status import UnitState
 from gangsched.scheduler.tree import TreeNode, pod_keys, satisfied, unit_name
+from gangsched.scheduler.unit import Unit
 
 
 @dataclass
@@ -68,18 +68,18 @@ class Registry:
         touched: set[str] = set()
         for p in pods:
             u = self.pod_unit.get(p.key)
-            if u is not None and p.node_name is not None and u.add(p.key, p.node_name):
+            if u is not None and p.node_name is not None and u.pods.add(p.key, p.node_name):
                 touched.add(u.name)
         for name in sorted(touched):
             u = self.units[name]
             assert u.tree is not None
-            if satisfied(u.tree, u.sets):
+            if satisfied(u.tree, u.pods.sets):
                 u.set_state(UnitState.admitted, "running when the scheduler started", now)
-                u.admitted_at = now
-                u.extras_next = now if u.n_bound < u.desired else None
+                u.life.admitted_at = now
+                u.extras.next = now if u.n_bound < u.desired else None
             else:
                 u.set_state(UnitState.running_degraded, "below its minimum at start", now)
-                u.degraded_since = now
+                u.repair.since = now
 
     # -- internals ------------------------------------------------------------------------
 
@@ -116,9 +116,7 @@ class Registry:
     def _new(self, name: str, w: Workload, tree: TreeNode | None, now: float,
              out: Changes) -> Unit:
         self._seq += 1
-        u = Unit(name, w.name, tree, self._priority(w, tree), self._seq, now,
-                 since=now, pending_since=now, next_try=now)
-        u.history.append((now, u.state.value, ""))
+        u = Unit.new(name, w.name, tree, self._priority(w, tree), self._seq, now)
         self.units[name] = u
         for p in u.set_of:
             self.pod_unit[p] = u
@@ -201,7 +199,7 @@ class Registry:
         if surplus:
             out.evict.append((u, surplus, "scale down"))
         if u.running:
-            u.extras_next = now if u.n_bound < u.desired else None
+            u.extras.next = now if u.n_bound < u.desired else None
             out.dirty.add(u.name)
         out.events.append(("Scaled", u, f"desired {before} -> {u.desired} pods"
                            + (f"; evicted {len(surplus)} surplus pods" if surplus else "")))

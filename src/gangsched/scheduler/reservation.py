@@ -1,35 +1,51 @@
-"""Starvation protection: a unit that waited too long reserves its best domain.
+"""Phase 4, reserve: a unit that waited too long reserves its best domain.
 
 The domain is one of its widest required constraint's level (or the whole cluster when
 it has none), the one where it comes closest to fitting: every resource its minimum needs
 is allocatable there, and the most of it is free. Units behind it in the queue see that
-capacity as used until it is admitted.
+capacity as used until it is admitted (:meth:`.Snapshot.hidden`); a reservation is
+lifted when its unit leaves the queue.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
 
 import numpy as np
 
 from gangsched.cluster.state import ClusterState
+from gangsched.scheduler.actions import Event, Reserve, ReserveLater, Steps, Unreserve
+from gangsched.scheduler.snapshot import Context
 from gangsched.scheduler.tree import TreeNode, min_demand, required_constraints, widest_required
+from gangsched.scheduler.unit import Reservation, Unit, ordered
 
 CLUSTER = "cluster"
 
 
-@dataclass(frozen=True)
-class Reservation:
-    unit: str
-    key: str | None  # label key of the reserved domain; None: the whole cluster
-    value: str | None
-    label: str  # readable domain name
-    since: float
+def reserve_due(u: Unit, reserve_after: float) -> float:
+    """When a queued unit without a reservation reserves one."""
+    return max(u.queue.pending_since + reserve_after, u.reservation.retry)
 
-    @property
-    def domain(self) -> tuple[str | None, str | None]:
-        return (self.key, self.value)
+
+def reserve(ctx: Context) -> Steps:
+    """Lift the reservations of units that left the queue; then units queued longer than
+    ``reserve_after`` reserve their best domain, in queue order."""
+    snap = ctx.snap
+    after = ctx.config.reserve_after
+    now = ctx.now()
+    for u in [x for x in snap.reserving() if not x.queued]:
+        yield Unreserve(u)
+    for u in ordered(x for x in ctx.units.values() if x.queued and x.tree is not None
+                     and x.reservation.reserved is None and reserve_due(x, after) <= now):
+        assert u.tree is not None
+        choice = choose_domain(u.tree, snap.state, snap.taken(u))
+        if choice is None:  # every candidate is reserved ahead of it: look again later
+            yield ReserveLater(u, now + after)
+            continue
+        key, value, label = choice
+        yield Reserve(u, Reservation(u.name, key, value, label, now))
+        yield Event("Reserved", u, f"waited {now - u.queue.pending_since:g}s: reserves "
+                    f"{label} against lower-priority and later units")
 
 
 def choose_domain(
