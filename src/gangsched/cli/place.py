@@ -13,6 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from gangsched.api.errors import InputError
+from gangsched.batch import WorkloadOutcome, group_dict, place_plan
 from gangsched.cli.common import (
     FilesOption,
     IgnoreUnknownOption,
@@ -33,7 +34,6 @@ from gangsched.cluster.topology import derive_levels
 from gangsched.frontends import assemble
 from gangsched.gang import constraint_keys
 from gangsched.model import Plan, Workload
-from gangsched.placement.batch import WorkloadOutcome, group_dict, place_plan
 
 
 class Output(StrEnum):

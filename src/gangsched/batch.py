@@ -1,4 +1,4 @@
-"""Decide every workload of an assembled plan, once (``gangsched place``).
+"""Decide every workload of an assembled plan, once (the use case of ``gangsched place``).
 
 All trees are validated before anything is placed, so a bad input changes nothing.
 Workloads go in priority order (higher first), then input order; each scheduling unit is
