@@ -118,6 +118,7 @@ _NULL = "tag:yaml.org,2002:null"
 _MAPPING_NODE, _SEQUENCE_NODE = yaml.MappingNode, yaml.SequenceNode
 _STRUCT, _LIST, _MAPOF = schema.Struct, schema.ListOf, schema.MapOf
 _LABELS, _ANNOTATIONS, _STRING = schema.Labels, schema.Annotations, schema.STRING
+_QUANTITY, _QUANTITY_TEXT = schema.QUANTITY, schema.QUANTITY_TEXT
 
 
 class _Building:
@@ -321,6 +322,8 @@ class _Loader(_BaseLoader):
             result = {}
             entry = container._entry or schema.item_entry(container)
             scalar = entry[0]
+            if scalar is _QUANTITY:
+                scalar = _QUANTITY_TEXT  # strings only below: the cached check itself
             for key, value in node.value:
                 if key.tag != _STR:
                     raise _BAIL
@@ -333,11 +336,15 @@ class _Loader(_BaseLoader):
         elif kind is _LABELS:
             result = {}
             qualified, valid_value = names.is_qualified_name, names.is_label_value
+            good_keys, good_values = names.KNOWN_GOOD_KEYS, names.KNOWN_GOOD_VALUES
             for key, value in node.value:
-                if (key.tag != _STR or value.tag != _STR or not qualified(key.value)
-                        or not valid_value(value.value)):
+                if key.tag != _STR or value.tag != _STR:
                     raise _BAIL
-                result[key.value] = value.value
+                name, text = key.value, value.value
+                if ((name not in good_keys and not qualified(name))
+                        or (text not in good_values and not valid_value(text))):
+                    raise _BAIL
+                result[name] = text
         elif kind is _ANNOTATIONS:
             result = {}
             size = 0
@@ -733,8 +740,9 @@ def _yaml_depth_ok(text: str) -> bool:
     mapping may start at its parent's column), so a node at depth d sits on a line
     indented by at least (d - c) / 2 - 1, where c counts the levels opened on that line
     itself, each by an indicator (``- - - x``, ``? - x``)."""
-    openers = text.count("[") + text.count("{")
-    if openers > _SAFE_BOUND // 2 and _flow_openers(text) > _SAFE_BOUND // 2:
+    if ("[" in text or "{" in text) and (  # `in` is a memchr; count() is slower
+            text.count("[") + text.count("{") > _SAFE_BOUND // 2
+            and _flow_openers(text) > _SAFE_BOUND // 2):
         return False
     indent = " " * _SAFE_BOUND
     if any(text.find(brk + indent) >= 0 for brk in _LINE_BREAKS):

@@ -156,6 +156,7 @@ def label_value(value: str) -> tuple[str, ...]:
 _QUALIFIED = re.compile(f"(?:{_DNS1123_SUBDOMAIN_FMT}/)?{_LABEL_KEY_FMT}")
 _KNOWN_GOOD: dict[str, set[str]] = {"value": set(), "key": set(), "subdomain": set()}
 _KNOWN_GOOD_MAX = 100_000  # per kind; then forgotten and relearned
+KNOWN_GOOD_KEYS, KNOWN_GOOD_VALUES = _KNOWN_GOOD["key"], _KNOWN_GOOD["value"]
 
 
 def _remember(kind: str, value: str) -> None:

@@ -430,7 +430,7 @@ def _entry(expr: TypeExpr) -> Entry:
 # For the loader's fast path (gangsched.api.loader._Loader._fast), which checks YAML nodes
 # while building them and leaves anything questionable to check(): the compiled types.
 Struct, ListOf, MapOf, Labels, Annotations = _Struct, _List, _Map, _Labels, _Annotations
-STRING = _string
+STRING, QUANTITY, QUANTITY_TEXT = _string, _quantity, _quantity_text
 
 
 def compiled(type_name: str) -> _Struct:
