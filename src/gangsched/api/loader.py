@@ -867,7 +867,8 @@ def _document(file: str, index: int, obj: object, path: str, checked: bool = Fal
     name = _text(meta, "name") if isinstance(meta, Mapping) else ""
     doc = Document(file, index, obj, _text(obj, "apiVersion"), _text(obj, "kind"), name, path,
                    checked)
-    _check_type_fields(doc)
+    if not checked:  # a checked document's apiVersion and kind are non-empty strings
+        _check_type_fields(doc)
     return doc
 
 
