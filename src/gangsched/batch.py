@@ -1,21 +1,39 @@
 """Decide every workload of an assembled plan, once (the use case of ``gangsched place``).
 
-All trees are validated before anything is placed, so a bad input changes nothing.
-Workloads go in priority order (higher first), then input order; each scheduling unit is
-all-or-nothing and sees the units admitted before it.
+All trees are validated before anything is placed, so a bad input changes nothing. Then,
+as one batch:
+
+1. **Minimums.** Every scheduling unit's minimum, all-or-nothing, workloads in priority
+   order (higher first), then input order; each unit sees the ones admitted before it.
+2. **Extras, fairly.** Extras only once every minimum was tried, so no unit's extras can
+   take what another unit's minimum needs. In rounds: every admitted unit grows half of
+   what it still lacks (all-or-nothing, inside the domains its pods are in), then all of
+   it, then whatever still fits (water-filling), units in the same order each round.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from gangsched.api.errors import ValidationError
 from gangsched.cluster.state import ClusterState
-from gangsched.gang import scheduling_units, validate
+from gangsched.gang import (
+    PodSet,
+    TreeNode,
+    minimum_pods,
+    podsets,
+    scheduling_units,
+    validate,
+    walk,
+)
 from gangsched.model import Plan, Workload
-from gangsched.placement.decision import GroupOutcome
-from gangsched.placement.engine import Options, place
+from gangsched.placement.decision import Decision, GroupOutcome
+from gangsched.placement.engine import Options, place, raised
+from gangsched.scheduler.capacity import label_of
+from gangsched.scheduler.tree import residual
+
+EXTRA_ROUNDS = (0.5, 1.0)  # shares of what each unit still lacks, grown all-or-nothing
 
 
 @dataclass
@@ -64,28 +82,126 @@ def check_trees(plan: Plan, levels: list[str]) -> None:
 
 
 def place_plan(
-    plan: Plan, state: ClusterState, options: Options | None = None
+    plan: Plan, state: ClusterState, options: Options | None = None, *,
+    min_first: bool = True,
 ) -> list[WorkloadOutcome]:
-    """Decide every workload; returns outcomes in input order (waiting ones included)."""
+    """Decide every workload; returns outcomes in input order (waiting ones included).
+    ``min_first=False`` places each unit with its extras at once, in order (the
+    ablation of minimum-first)."""
     check_trees(plan, state.topology.keys)
     order = sorted(range(len(plan.workloads)),
                    key=lambda i: (-plan.workloads[i].priority, i))
+    opts = options or Options()
+    first = replace(opts, extras=False) if min_first else opts
     outcomes: dict[int, WorkloadOutcome] = {}
+    admitted: list[tuple[WorkloadOutcome, TreeNode, dict[str, dict[str, str]]]] = []
     for i in order:
-        outcomes[i] = decide(plan.workloads[i], state, options)
+        out, placed = decide(plan.workloads[i], state, first)
+        outcomes[i] = out
+        admitted += [(out, unit, sets) for unit, sets in placed]
+    if min_first and opts.extras:
+        grow_extras(admitted, state, opts)
     return [outcomes[i] for i in range(len(plan.workloads))]
 
 
-def decide(w: Workload, state: ClusterState, options: Options | None) -> WorkloadOutcome:
+def decide(w: Workload, state: ClusterState, options: Options
+           ) -> tuple[WorkloadOutcome, list[tuple[TreeNode, dict[str, dict[str, str]]]]]:
+    """A workload's units placed (what ``options`` ask: its minimum, or with extras);
+    the outcome, and each admitted unit with its pods per set."""
     if w.tree is None or w.waiting:
         return WorkloadOutcome(w.name, w.kind, False, reason=w.waiting or "waiting",
-                               waiting=True, total_pods=len(w.pods))
+                               waiting=True, total_pods=len(w.pods)), []
     out = WorkloadOutcome(w.name, w.kind, True, total_pods=w.tree.size)
+    placed: list[tuple[TreeNode, dict[str, dict[str, str]]]] = []
     for unit in scheduling_units(w.tree):
+        if not options.extras and minimum_pods(unit) == 0:
+            placed.append((unit, _sets(unit, {})))  # nothing required: with the extras
+            continue
         d = place(unit, state, options)
         out.groups.extend(d.groups)
         if d.admitted:
             out.pods.update(d.assignments)
+            placed.append((unit, _sets(unit, d.assignments)))
         elif out.admitted:
             out.admitted, out.reason = False, d.reason
+    if not out.admitted:
+        placed = []  # another unit of the workload failed: its extras wait with it
+    return out, placed
+
+
+def _sets(unit: TreeNode, assignments: dict[str, str]) -> dict[str, dict[str, str]]:
+    return {ps.path: {p: assignments[p] for p in ps.pods if p in assignments}
+            for ps in podsets(unit)}
+
+
+def grow_extras(admitted: list[tuple[WorkloadOutcome, TreeNode, dict[str, dict[str, str]]]],
+                state: ClusterState, opts: Options) -> None:
+    """Step 2: the admitted units' extras, in rounds (see the module docstring)."""
+    exact = replace(opts, extras=False)
+
+    def domain_of(node: str, key: str) -> str | None:
+        return label_of(state, node, key)
+
+    last: dict[str, Decision] = {}
+    for share in (*EXTRA_ROUNDS, None):
+        for out, unit, sets in admitted:
+            rest = residual(unit, sets, domain_of)
+            if rest is None:
+                continue
+            if share is None:  # whatever still fits
+                d = last[unit.path] = place(rest, state, opts)
+            else:
+                target = raised(rest, share)
+                if target is rest:
+                    continue
+                d = place(target, state, exact)
+            if d.admitted and d.assignments:
+                _grown(out, sets, unit, d)
+    for out, unit, sets in admitted:  # a unit with nothing required that placed nothing
+        if minimum_pods(unit) == 0 and not any(sets.values()) and unit.size:
+            d = last.get(unit.path) or place(unit, state, opts, commit=False)
+            out.admitted = False
+            out.reason = out.reason or d.reason or f"{unit.name}: no pod fits"
+            out.groups.extend(d.groups)
+
+
+def _grown(out: WorkloadOutcome, sets: dict[str, dict[str, str]], unit: TreeNode,
+           d: Decision) -> None:
+    out.pods.update(d.assignments)
+    for path, got in _sets(unit, d.assignments).items():
+        sets[path].update(got)
+    counts = _counts(unit, sets)
+    known = {g.path for g in out.groups}
+    for g in out.groups:  # the domains stay those the minimum was placed in
+        count = counts.get(g.path)
+        if count is not None:
+            g.placed_pods, g.satisfied_children, g.satisfied = count
+    if unit.path not in known:  # a unit with nothing required, placed only now
+        out.groups += [GroupOutcome(
+            n.path, "PodSet" if isinstance(n, PodSet) else "Group", counts[n.path][0],
+            n.min_pods, n.size, satisfied_children=counts[n.path][1],
+            min_groups=0 if isinstance(n, PodSet) else n.min_groups,
+            children=0 if isinstance(n, PodSet) else len(n.children),
+            satisfied=counts[n.path][2]) for n in walk(unit)]
+
+
+def _counts(unit: TreeNode, sets: dict[str, dict[str, str]]
+            ) -> dict[str, tuple[int, int, bool]]:
+    """Per node of the unit: (pods placed, children satisfied, satisfied), from its pods
+    per set (minimum and extras)."""
+    out: dict[str, tuple[int, int, bool]] = {}
+
+    def visit(node: TreeNode) -> tuple[int, bool]:
+        if isinstance(node, PodSet):
+            n = len(sets.get(node.path, {}))
+            out[node.path] = (n, 0, n >= node.min_pods)
+            return n, n >= node.min_pods
+        kids = [visit(c) for c in node.children]
+        placed = sum(n for n, _ in kids)
+        sat = sum(1 for n, ok in kids if ok and n)
+        ok = sat >= node.min_groups and placed >= node.min_pods
+        out[node.path] = (placed, sat, ok)
+        return placed, ok
+
+    visit(unit)
     return out

@@ -11,6 +11,7 @@ from gangsched.model import Workload
 from gangsched.scheduler import (
     FakeClock,
     InMemoryBackend,
+    Policy,
     Scheduler,
     SchedulerConfig,
     make_workload,
@@ -53,14 +54,15 @@ class World:
 
 
 def world(shape: Sequence[tuple[str, int]] = RACKS, *, gpu: int = 8,
-          config: SchedulerConfig | None = None, extra: Sequence[Node] = ()) -> World:
+          config: SchedulerConfig | None = None, extra: Sequence[Node] = (),
+          policy: Policy | None = None) -> World:
     clock = FakeClock()
     ns = nodes(shape, {"cpu": 64_000, GPU: gpu, "pods": 110}) + list(extra)
     backend = InMemoryBackend(ns, clock)
     cfg = config or SchedulerConfig()
     if cfg.levels is None:
         cfg.levels = levels_of(shape)
-    return World(clock, backend, Scheduler(backend, clock, cfg))
+    return World(clock, backend, Scheduler(backend, clock, cfg, policy))
 
 
 def rack_of(node: str) -> str:

@@ -104,15 +104,18 @@ def deployment(name: str, prefill: int, min_prefill: int, decode: int) -> TraceI
                             RoleSpec("decode", decode, G8)])
 
 
-def test_volcano_min_first_defers_extras() -> None:
-    # extras wait for the extras phase (15 simulated minutes) under job order; with
-    # min_first=false they come with the admission
-    items = [deployment("d", 3, 1, 1)]
-    first = unit_of(run(items, "volcano", horizon=600.0), "d")
-    eager = unit_of(run(items, "volcano:min_first=false", horizon=600.0), "d")
-    assert first.max_pods == 2 and eager.max_pods == 4  # type: ignore[attr-defined]
-    later = unit_of(run(items, "volcano", horizon=2000.0), "d")
-    assert later.max_pods == 4  # type: ignore[attr-defined]
+def test_min_first_gives_both_minimums_before_extras() -> None:
+    # 4 nodes; two deployments each need 2 pods (1 of 3 prefills, 1 decode) and want 4:
+    # job order (minimums first) runs both; extras at admission starve the second
+    items = [deployment("a", 3, 1, 1), deployment("b", 3, 1, 1)]
+    for policy in ("volcano", "gangsched"):
+        r = run(items, policy, racks=1, hosts=4, horizon=600.0)
+        assert all(u.admitted is not None for u in r.units), policy
+    eager = run(items, "volcano:min_first=false", racks=1, hosts=4, horizon=600.0)
+    assert unit_of(eager, "a").admitted is not None  # type: ignore[attr-defined]
+    assert unit_of(eager, "b").admitted is None  # type: ignore[attr-defined]
+    ablated = run(items, "gangsched:min_first=false", racks=1, hosts=4, horizon=600.0)
+    assert unit_of(ablated, "b").admitted is None  # type: ignore[attr-defined]
 
 
 def test_volcano_enqueue_gating_keeps_an_oversized_job_pending() -> None:

@@ -7,10 +7,11 @@ preemption).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Protocol
 
 from gangsched.cluster.state import ClusterState
-from gangsched.gang import Group, PodSet, scheduling_units
+from gangsched.gang import Group, PodSet, minimum_pods, scheduling_units
 from gangsched.model import Workload
 from gangsched.placement.decision import Decision
 from gangsched.placement.engine import Options, place
@@ -18,7 +19,13 @@ from gangsched.placement.engine import Options, place
 
 class Policy(Protocol):
     name: str
-    preemption: bool
+    preemption: bool  # may evict lower-priority pods to make room
+    # minimum first across units: admission places only a unit's minimum, and its extras
+    # grow in the same cycle after every due unit's minimum was tried
+    min_first: bool
+    # a waiting unit may take back extras of running units of its own or lower priority
+    # (never their minimums)
+    reclaim: bool
 
     def units(self, workload: Workload) -> list[Group | PodSet]: ...
 
@@ -28,13 +35,18 @@ class Policy(Protocol):
 
 
 class GangschedPolicy:
-    """The hierarchical engine, with workload-aware preemption."""
+    """The hierarchical engine, minimum first across units, with workload-aware
+    preemption."""
 
     name = "gangsched"
 
-    def __init__(self, options: Options | None = None, *, preemption: bool = True) -> None:
+    def __init__(self, options: Options | None = None, *, preemption: bool = True,
+                 min_first: bool = True) -> None:
         self.options = options
         self.preemption = preemption
+        self.min_first = min_first
+        self.reclaim = min_first
+        self._minimum = replace(options or Options(), extras=False)
 
     def units(self, workload: Workload) -> list[Group | PodSet]:
         if workload.tree is None:
@@ -42,4 +54,6 @@ class GangschedPolicy:
         return scheduling_units(workload.tree)
 
     def place(self, unit: Group | PodSet, state: ClusterState) -> Decision:
+        if self.min_first and minimum_pods(unit) > 0:  # admission: the minimum only
+            return place(unit, state, self._minimum, commit=False)
         return place(unit, state, self.options, commit=False)

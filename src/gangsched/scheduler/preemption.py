@@ -88,8 +88,12 @@ def find_preemption(
     place: Place,
     hidden: np.ndarray,
     budget: int = 64,
+    *,
+    surplus_only: bool = False,
 ) -> Search:
-    """Victims among ``candidates`` whose eviction lets ``tree`` fit, or none."""
+    """Victims among ``candidates`` (priority below ``priority``) whose eviction lets
+    ``tree`` fit, or none. With ``surplus_only`` only pods above a unit's minimum are
+    taken, never a unit whole (reclaiming extras for a waiting unit's minimum)."""
     out = Search(None)
     cands = [u for u in candidates if u.priority < priority and u.n_bound and u.tree is not None]
     if not cands:
@@ -138,7 +142,7 @@ def find_preemption(
                 best.cost[1]:
             continue  # cannot beat one victim of a lower priority
         t = pin_root(tree, dom.key, dom.value) if dom.key and dom.value else tree
-        victims = _victims(inside, index, dom)
+        victims = _victims(inside, index, dom, surplus_only)
         everyone = _pods(victims)
         first = fits(everyone, t)
         if first is None:
@@ -216,7 +220,8 @@ def _freeable(state: ClusterState, units: Sequence[Unit]) -> np.ndarray:
     return out
 
 
-def _victims(inside: Sequence[Unit], index: Mapping[str, int], dom: _Domain) -> list[Victim]:
+def _victims(inside: Sequence[Unit], index: Mapping[str, int], dom: _Domain,
+             surplus_only: bool = False) -> list[Victim]:
     """Victims in the order they are taken: lowest priority first, surplus before whole
     units, larger first, then queue order."""
     out: list[tuple[tuple[int, int, int, int, int], Victim]] = []
@@ -230,8 +235,9 @@ def _victims(inside: Sequence[Unit], index: Mapping[str, int], dom: _Domain) -> 
             if spare and len(spare) < len(pods):
                 out.append(((u.priority, 0, -len(spare), -u.seq, 0),
                             Victim(u.name, u.priority, spare, whole=False)))
-        out.append(((u.priority, 1, -len(pods), -u.seq, 1),
-                    Victim(u.name, u.priority, tuple(pods), whole=True)))
+        if not surplus_only:
+            out.append(((u.priority, 1, -len(pods), -u.seq, 1),
+                        Victim(u.name, u.priority, tuple(pods), whole=True)))
     out.sort(key=lambda x: x[0])
     return [v for _, v in out]
 

@@ -1,11 +1,19 @@
 """Phase 5, the queue: pending units by priority, then arrival, each tried whole.
 
 An attempt places the unit (its residual tree, when some pods still run) on the state
-with the capacity reserved by units ahead of it hidden. If it does not fit and the
-policy allows, workload-aware preemption (:mod:`.preemption`) picks victims; they are
-evicted and the unit is placed again. Failure backs off exponentially; an engine
-rejection is remembered with the epochs it saw, and while they have not moved (nothing
-freed, no lower-priority pods placed) the unit is not re-run: it would fail again.
+with the capacity reserved by units ahead of it hidden. Under a minimum-first policy it
+places the minimum only (extras grow after the queue, :mod:`.extras`), and when that
+does not fit, the unit takes back *extras* of running units of its own or lower priority
+(never their minimums: reclaim, :func:`~.preemption.find_preemption` with
+``surplus_only``). If it still does not fit and the policy allows, workload-aware
+preemption picks lower-priority victims; they are evicted and the unit is placed again.
+Failure backs off exponentially; an engine rejection is remembered with the epochs it
+saw, and while they have not moved (nothing freed, no pods placed it could take) the unit
+is not re-run: it would fail again.
+
+Queue order: priority (higher first), then arrival (the order units entered the
+registry); a unit in backoff waits for its retry time or for an event that may help it
+(capacity released where its minimum could fit).
 """
 
 from __future__ import annotations
@@ -58,9 +66,10 @@ class QueuePass:
         ctx = self.ctx
         snap = ctx.snap
         preemption = ctx.policy.preemption
+        reclaim = ctx.policy.reclaim
         now = ctx.now()
         yield Tried(u)
-        if u.queue.failed_at == snap.epoch(u, preemption):
+        if u.queue.failed_at == snap.epoch(u, preemption, reclaim):
             # nothing was freed (nor lower-priority pods, preemption victims, placed)
             # since it last failed
             yield Retry(u, UnitState.pending, u.reason, now)
@@ -75,6 +84,14 @@ class QueuePass:
         d = ctx.place(tree, snap.view(hidden))
         plan: Preemption | None = None
         note = ""
+        if not d.admitted and reclaim:
+            peers = [x for x in self._by_priority()
+                     if x.priority <= u.priority and x.running and x is not u]
+            found = find_preemption(tree, u.priority + 1, peers, snap.state, ctx.place,
+                                    hidden, ctx.config.preemption_budget, surplus_only=True)
+            if found.plan is not None:
+                yield from self._reclaim(u, found.plan)
+                d = ctx.place(tree, snap.view(hidden))
         if not d.admitted and preemption:
             lower = [x for x in self._by_priority() if x.priority < u.priority and x.running]
             search = find_preemption(tree, u.priority, lower, snap.state, ctx.place,
@@ -92,7 +109,8 @@ class QueuePass:
                 return
             yield Retry(u, UnitState.pending, f"bind failed: {err}", now)
             return
-        yield Retry(u, UnitState.pending, d.reason, now, epoch=snap.epoch(u, preemption))
+        yield Retry(u, UnitState.pending, d.reason, now,
+                    epoch=snap.epoch(u, preemption, reclaim))
         yield Event("Unschedulable", u, d.reason + (f" (preemption: {note})" if note else ""))
 
     def _by_priority(self) -> list[Unit]:
@@ -119,11 +137,25 @@ class QueuePass:
                 yield ExtrasDue(victim, now + ctx.config.extras_interval)
                 yield Event("Preempted", victim, f"{len(v.pods)} pods above its minimum {msg}")
 
+    def _reclaim(self, u: Unit, plan: Preemption) -> Iterator[Action]:
+        """Extras of running units given back so ``u``'s minimum fits."""
+        now = self.ctx.now()
+        for v in plan.victims:
+            victim = self.ctx.units.get(v.unit)
+            if victim is None:
+                continue
+            msg = f"{len(v.pods)} pods above its minimum given back to {u.name}"
+            yield Evict(victim, v.pods, f"reclaimed by {u.name}: minimums before extras")
+            yield ExtrasDue(victim, now + self.ctx.config.extras_interval)
+            yield Event("Reclaimed", victim, msg)
+
     def _admit(self, u: Unit, d: Decision | None, plan: Preemption | None) -> Iterator[Action]:
         now = self.ctx.now()
         root = d.groups[0] if d is not None and d.groups else None
         domain = root.domain if root is not None else u.life.domain
-        extras = now + self.ctx.config.extras_interval if u.n_bound < u.desired else None
+        later = now if self.ctx.policy.min_first else (
+            now + self.ctx.config.extras_interval)  # min first: after this cycle's queue
+        extras = later if u.n_bound < u.desired else None
         yield Admit(u, domain, now, extras)
         nodes = len(set(u.bound().values()))
         msg = f"{u.n_bound}/{u.desired} pods on {plural(nodes, 'node')}"

@@ -43,11 +43,13 @@ class Epochs:
     placed: int = 0  # bumped on every bind
     placed_at: dict[int, int] = field(default_factory=dict)  # priority -> placed at its last bind
 
-    def of(self, priority: int, preemption: bool) -> Epoch:
-        """What a failed attempt at ``priority`` depends on."""
+    def of(self, priority: int, preemption: bool, reclaim: bool = False) -> Epoch:
+        """What a failed attempt at ``priority`` depends on: with reclaim, also pods
+        (extras) placed at its own priority."""
         victims = 0
-        if preemption:
-            victims = max((v for p, v in self.placed_at.items() if p < priority), default=0)
+        if preemption or reclaim:
+            victims = max((v for p, v in self.placed_at.items()
+                           if p < priority or (reclaim and p == priority)), default=0)
         return (self.freed, victims)
 
 
@@ -84,8 +86,8 @@ class Snapshot:
     def epochs(self) -> Epochs:
         return self.mirror.epochs
 
-    def epoch(self, u: Unit, preemption: bool) -> Epoch:
-        return self.mirror.epochs.of(u.priority, preemption)
+    def epoch(self, u: Unit, preemption: bool, reclaim: bool = False) -> Epoch:
+        return self.mirror.epochs.of(u.priority, preemption, reclaim)
 
     def node_ok(self, node: str) -> bool:
         return self.mirror.node_ok.get(node, False)

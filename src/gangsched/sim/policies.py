@@ -127,6 +127,8 @@ class _EnginePolicy:
 
     name = "engine"
     preemption = True
+    min_first = False  # minimum at admission, extras after the queue (Policy.min_first)
+    reclaim = False  # a waiting unit takes back extras of running peers (Policy.reclaim)
     KNOBS: ClassVar[dict[str, Knob]] = {}
     VARIANTS: ClassVar[tuple[dict[str, Any], ...]] = ()
     FIDELITY: ClassVar[Fidelity | None] = None
@@ -135,6 +137,7 @@ class _EnginePolicy:
         self.knobs = {k: v.default for k, v in self.KNOBS.items()}
         self.knobs.update(knobs)
         self.options: Options | None = self.engine_options()
+        self._minimum = replace(self.options or Options(), extras=False)
         self._seen: weakref.ref[ClusterState] | None = None
         self._generation = -1
         self._rejected: dict[Hashable, Decision] = {}
@@ -180,6 +183,8 @@ class _EnginePolicy:
         return d
 
     def search(self, tree: TreeNode, state: ClusterState) -> Decision:
+        if self.min_first and minimum_pods(tree) > 0:  # admission: the minimum only
+            return place(tree, state, self._minimum, commit=False)
         return place(tree, state, self.options, commit=False)
 
 
@@ -193,8 +198,17 @@ class Gangsched(_EnginePolicy):
     (KEP-5710 disruption modes)."""
 
     name = "gangsched"
+    KNOBS: ClassVar[dict[str, Knob]] = {
+        "min_first": Knob(True, (True, False),
+                          "minimums of all waiting units before anyone's extras, waiting "
+                          "units take back extras (ablation: false)"),
+    }
     FIDELITY = Fidelity("this repository", "everything: it is the real engine and "
                         "scheduler", "-")
+
+    def __init__(self, **knobs: Any) -> None:
+        super().__init__(**knobs)
+        self.min_first = self.reclaim = bool(self.knobs["min_first"])
 
 
 class PodByPod(_EnginePolicy):
@@ -431,25 +445,18 @@ class Volcano(_EnginePolicy):
     def __init__(self, **knobs: Any) -> None:
         super().__init__(**knobs)
         self.preemption = bool(self.knobs["preempt"])
+        self.min_first = bool(self.knobs["min_first"])  # job order; no reclaim action
         self._trees: dict[int, tuple[TreeNode, tuple[str, ...], TreeNode]] = {}
 
     def engine_options(self) -> Options:
         return Options(child_order="given", domain_order="fit", backtrack_budget=0,
                        score_top=VOLCANO_DRY_RUNS, score_budget=VOLCANO_DRY_RUNS,
-                       raise_steps=(), extras=not self.knobs["min_first"],
-                       node_order="pack" if self.knobs["binpack"] else "spread")
+                       raise_steps=(), node_order="pack" if self.knobs["binpack"] else "spread")
 
     def units(self, workload: Workload) -> list[TreeNode]:
         if workload.tree is None:
             return []
         return [two_levels(u) for u in scheduling_units(workload.tree)]
-
-    def search(self, tree: TreeNode, state: ClusterState) -> Decision:
-        if self.knobs["min_first"] and minimum_pods(tree) == 0:
-            # the extras phase (the job is at its minimum): now its extras
-            return place(tree, state, replace(self.options or Options(), extras=True),
-                         commit=False)
-        return super().search(tree, state)
 
     def place(self, unit: TreeNode, state: ClusterState) -> Decision:
         if self.knobs["enqueue"]:

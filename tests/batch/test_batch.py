@@ -1,0 +1,57 @@
+"""``gangsched place`` as one batch: every unit's minimum before anyone's extras, then the
+extras in fair rounds (issue 14)."""
+
+from __future__ import annotations
+
+from gangsched.batch import place_plan
+from gangsched.cluster.state import ClusterState
+from gangsched.gang import Group
+from gangsched.model import Plan, Workload
+from gangsched.testing.builders import GPU, group, levels_of, nodes, podset
+
+ONE_RACK = (("zone", 1), ("rack", 1), ("host", 4))  # 4 nodes of 8 GPUs
+
+
+def serving_group(name: str, prefill: int = 3) -> Group:
+    """prefill: ``prefill`` replicas wanted, 1 required; decode: 1 required; 8 GPUs a pod."""
+    reps = [podset(f"{name}/prefill/r{i}", 1, gpu=8) for i in range(prefill)]
+    return group(name, [group(f"{name}/prefill", reps, min_groups=1),
+                        group(f"{name}/decode", [podset(f"{name}/decode/r0", 1, gpu=8)])])
+
+
+def plan(*trees: Group, hosts: int = 4) -> tuple[Plan, ClusterState]:
+    shape = (("zone", 1), ("rack", 1), ("host", hosts))
+    ns = nodes(shape, {"cpu": 64_000, GPU: 8, "pods": 110})
+    workloads = [Workload(t.path, "ServingGroup", t) for t in trees]
+    return Plan(workloads, ns, None, []), ClusterState.from_nodes(ns, levels_of(shape))
+
+
+def test_two_serving_groups_whose_minimums_fit_only_if_extras_wait() -> None:
+    p, state = plan(serving_group("sg0"), serving_group("sg1"))
+    out = place_plan(p, state)
+    assert [o.admitted for o in out] == [True, True]
+    assert [len(o.pods) for o in out] == [2, 2]
+    # the ablation: extras with each unit, in order: the first starves the second
+    p, state = plan(serving_group("sg0"), serving_group("sg1"))
+    eager = place_plan(p, state, min_first=False)
+    assert [o.admitted for o in eager] == [True, False]
+    assert len(eager[0].pods) == 4
+
+
+def test_extras_are_shared_in_rounds() -> None:
+    # 8 nodes: both minimums (4 pods), then 4 nodes of extras; each asks for 2 more
+    # prefills: the rounds give each unit half of what it lacks first, then the rest
+    p, state = plan(serving_group("sg0", prefill=5), serving_group("sg1", prefill=5), hosts=8)
+    out = place_plan(p, state)
+    assert [len(o.pods) for o in out] == [4, 4]
+    prefill = [next(g for g in o.groups if g.path.endswith("/prefill")) for o in out]
+    assert [g.satisfied_children for g in prefill] == [3, 3]
+
+
+def test_a_unit_with_nothing_required_comes_after_every_minimum() -> None:
+    loose = group("loose", [podset("loose/w", 4, gpu=8, min_pods=0)], min_groups=0)
+    p, state = plan(loose, serving_group("sg0"))
+    out = place_plan(p, state)
+    assert out[1].admitted and len(out[1].pods) >= 2  # its minimum first
+    assert out[0].admitted and len(out[0].pods) >= 1  # the loose pods take what is left
+    assert len(out[0].pods) + len(out[1].pods) == 4
