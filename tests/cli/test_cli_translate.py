@@ -60,14 +60,17 @@ def test_output_loads_back_as_volcano_objects(tmp_path: Path) -> None:
         ("PodGroup", "default/sample-0", "")]
 
 
-def test_clamped_min_role_replicas_warns_on_stderr(tmp_path: Path) -> None:
+def test_min_role_replicas_above_replicas_is_the_webhooks_error(tmp_path: Path) -> None:
+    # Kthena's webhook (validateGangPolicy) rejects it; gangsched no longer clamps it
     text = EXAMPLE.read_text().replace("decode: 1", "decode: 3")
     path = tmp_path / "ms.yaml"
     path.write_text(text)
     result = run("-f", path)
-    assert result.exit_code == 0, result.output
-    assert "warning:" in result.stderr
-    assert "minRoleReplicas.decode: 3 exceeds the role's 2 replicas" in result.stderr
+    assert result.exit_code == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ")
+    assert "spec.template.gangPolicy.minRoleReplicas.decode" in lines[0]
+    assert "minRoleReplicas (3) for role decode cannot exceed replicas (2)" in lines[0]
 
 
 @pytest.mark.parametrize(

@@ -42,6 +42,8 @@ from gangsched.placement.engine import Options, place
 from gangsched.scheduler.tree import min_demand
 
 VOLCANO_DRY_RUNS = 64  # candidate domains dry-run per choice (bounded for speed)
+# gangsched's own locality and fragmentation mechanisms: never given to an emulation
+NOT_OURS: dict[str, Any] = {"narrow": False, "keep_whole": False}
 VOLCANO_OVERCOMMIT = 1.2  # the enqueue action's default overcommit-factor
 
 
@@ -202,6 +204,14 @@ class Gangsched(_EnginePolicy):
         "min_first": Knob(True, (True, False),
                           "minimums of all waiting units before anyone's extras, waiting "
                           "units take back extras (ablation: false)"),
+        "narrow": Knob(True, (True, False),
+                       "try the narrowest domain that holds a unit before wider ones "
+                       "(ablation: false)"),
+        "keep_whole": Knob(True, (True, False),
+                           "among equally full nodes, fill partly used racks first so clean "
+                           "racks stay whole (ablation: false)"),
+        "backtrack": Knob(True, (True, False),
+                          "backtrack over earlier siblings' choices (ablation: false)"),
     }
     FIDELITY = Fidelity("this repository", "everything: it is the real engine and "
                         "scheduler", "-")
@@ -209,6 +219,13 @@ class Gangsched(_EnginePolicy):
     def __init__(self, **knobs: Any) -> None:
         super().__init__(**knobs)
         self.min_first = self.reclaim = bool(self.knobs["min_first"])
+
+    def engine_options(self) -> Options:
+        opts = Options(narrow=bool(self.knobs["narrow"]),
+                       keep_whole=bool(self.knobs["keep_whole"]))
+        if not self.knobs["backtrack"]:
+            opts = replace(opts, backtrack_budget=0, raise_budget=0)
+        return opts
 
 
 class PodByPod(_EnginePolicy):
@@ -351,7 +368,7 @@ class FlatGang(_EnginePolicy):
         return Options(child_order="given",
                        node_order="pack" if self.knobs["scoring"] == "most" else "spread",
                        domain_order="fit" if self.knobs["domain"] == "best" else "index",
-                       backtrack_budget=0, score_top=1, raise_steps=())
+                       backtrack_budget=0, score_top=1, raise_steps=(), **NOT_OURS)
 
     def units(self, workload: Workload) -> list[TreeNode]:
         if workload.tree is None:
@@ -394,7 +411,8 @@ class CpgAlpha(_EnginePolicy):
         return Options(child_order="given", domain_order="index",
                        extras_first=not self.knobs["min_first"], backtrack_budget=0,
                        score_top=1, raise_budget=0, raise_steps=(),
-                       node_order="pack" if self.knobs["scoring"] == "most" else "spread")
+                       node_order="pack" if self.knobs["scoring"] == "most" else "spread",
+                       **NOT_OURS)
 
 
 class Volcano(_EnginePolicy):
@@ -451,7 +469,8 @@ class Volcano(_EnginePolicy):
     def engine_options(self) -> Options:
         return Options(child_order="given", domain_order="fit", backtrack_budget=0,
                        score_top=VOLCANO_DRY_RUNS, score_budget=VOLCANO_DRY_RUNS,
-                       raise_steps=(), node_order="pack" if self.knobs["binpack"] else "spread")
+                       raise_steps=(), node_order="pack" if self.knobs["binpack"] else "spread",
+                       **NOT_OURS)
 
     def units(self, workload: Workload) -> list[TreeNode]:
         if workload.tree is None:

@@ -79,13 +79,13 @@ def attempts(unit: TreeNode, facts: Facts, opts: Options, minimum: int) -> Itera
     if opts.node_order == "pack" and not opts.extras_first:
         orders = ("pack", "spread")  # a unit that fails packed is searched once spread
     if opts.extras and not opts.extras_first and minimum < facts.size(unit):
-        tried = minimum
+        tried = {minimum}
         for fraction in opts.raise_steps:
             tree = raised(unit, fraction)
             need = minimum_pods(tree)
-            if need <= tried:
-                continue  # asks no more than a fraction already tried
-            tried = need
+            if need <= minimum or need in tried:
+                continue  # no more than the minimum, or the same as a fraction tried
+            tried.add(need)
             facts.adopt(tree)
             for order in orders:
                 # the spread retry of a raised tree reads an extra child's minimum from
@@ -122,7 +122,7 @@ def place(
         status = Status(Code.UNRESOLVABLE, (f"{unit.name}: the cluster has no nodes",))
         return _decision(unit, state, status, None, minimum, 0)
     facts = Facts(unit, state)
-    domains = Domains(facts, opts.domain_order == "fit")
+    domains = Domains(facts, opts.domain_order == "fit", opts.narrow)
     won: Outcome | None = None
     explainer: Outcome | None = None  # the first failed attempt at the unit's own minimum
     for attempt in attempts(unit, facts, opts, minimum):
@@ -139,7 +139,7 @@ def place(
         search = explainer.search
         status = Status(Code.UNSCHEDULABLE, reasons(search, unit))
         search.txn.discard()
-        return _decision(unit, state, status, None, minimum, search.budget.dry_runs)
+        return _decision(unit, state, status, None, minimum, search.budget.dry_runs, facts)
     # extras: grow the placed minimum by water-filling, first feasible choices only
     search, root = won.search, won.root
     assert root is not None
@@ -156,7 +156,7 @@ def place(
         search.txn.commit()
     else:
         search.txn.discard()
-    return _decision(unit, state, status, root, minimum, search.budget.dry_runs)
+    return _decision(unit, state, status, root, minimum, search.budget.dry_runs, facts)
 
 
 def place_all(
@@ -171,10 +171,10 @@ def place_all(
 
 def _decision(
     unit: TreeNode, state: ClusterState, status: Status, root: Placement | None, minimum: int,
-    dry_runs: int,
+    dry_runs: int, facts: Facts | None = None,
 ) -> Decision:
     groups: list[GroupOutcome] = []
-    _outcomes(unit, root, groups)
+    _outcomes(unit, root, groups, facts)
     if root is None:
         return Decision(unit=unit.path, admitted=False, groups=groups, reason=status.message,
                         minimum_pods=minimum, dry_runs=dry_runs)
@@ -193,11 +193,15 @@ def _decision(
     )
 
 
-def _outcomes(node: TreeNode, r: Placement | None, out: list[GroupOutcome]) -> None:
+def _outcomes(node: TreeNode, r: Placement | None, out: list[GroupOutcome],
+              facts: Facts | None = None) -> None:
     placed = r.placed if r is not None else 0
     cand = r.cand if r is not None else None
     key, value = cand.pin if cand is not None else (None, None)
     label = cand.label if cand is not None else None
+    if cand is not None and facts is not None and cand.cross is None and \
+            not facts.asked(node, cand.level):
+        key, value, label = _asked_domain(facts, node, cand.lo)
     if isinstance(node, PodSet):
         out.append(
             GroupOutcome(
@@ -223,7 +227,19 @@ def _outcomes(node: TreeNode, r: Placement | None, out: list[GroupOutcome]) -> N
         )
     )
     for i, ch in enumerate(node.children):
-        _outcomes(ch, kids.get(i), out)
+        _outcomes(ch, kids.get(i), out, facts)
+
+
+def _asked_domain(facts: Facts, node: TreeNode, j: int
+                  ) -> tuple[str | None, str | None, str | None]:
+    """(key, value, label) of the domain of the node's required level holding node ``j``:
+    what a group placed narrower than it asked (for locality) reports; none without one."""
+    req = facts.required(node)
+    lv = facts.topo.level_for(req) if req is not None else None
+    if lv is None:
+        return None, None, None
+    d = int(lv.node_domain[j])
+    return lv.key, lv.values[d], facts.topo.domain_path(lv, d)
 
 
 def _assign(r: Placement, names: list[str], out: dict[str, str]) -> None:

@@ -86,11 +86,12 @@ class Crossing:
 class Domains:
     """Candidate domains for the nodes of one unit (shared by its attempts)."""
 
-    def __init__(self, facts: Facts, fit_order: bool) -> None:
+    def __init__(self, facts: Facts, fit_order: bool, narrow: bool = False) -> None:
         self.facts = facts
         self.state = facts.state
         self.topo = facts.topo
         self.fit_order = fit_order  # Options.domain_order == "fit"
+        self.narrow = narrow  # Options.narrow
         self._tiers: dict[int, list[Level | None]] = {}  # by node identity, as facts are
 
     def capacity_in(self, dem: Demand, lo: int, hi: int, sel: np.ndarray | None) -> np.ndarray:
@@ -111,6 +112,12 @@ class Domains:
             out = self._tiers[id(node)] = self._levels(node)
         return out
 
+    def _narrowed(self, node: TreeNode) -> bool:
+        """Whether the node tries narrower levels first on its own (Options.narrow): like
+        a preferred constraint, its extras may then spill into its wider scope."""
+        return (self.narrow and preferred_key(node) is None and bool(self.topo.levels)
+                and (self.facts.required(node) is not None or self.facts.is_root(node)))
+
     def _levels(self, node: TreeNode) -> list[Level | None]:
         topo = self.topo
         req, pref = self.facts.required(node), preferred_key(node)
@@ -119,6 +126,10 @@ class Domains:
         assert req is None or r is not None, f"{req} is not a level of the chain"
         if p is not None and r is not None and p <= r:
             p = None
+        if p is None and self._narrowed(node):
+            p = topo.rank(HOSTNAME)  # the narrowest level first (hosts), then wider
+            if p is not None and r is not None and p <= r:
+                p = None
         narrow = p if p is not None else r
         if narrow is None:
             return [None]
@@ -155,7 +166,7 @@ class Domains:
         (only up to its required domain, when it also has one)."""
         if c.level is None:
             return spill
-        if preferred_key(node) is None:
+        if preferred_key(node) is None and not self._narrowed(node):
             return ()
         lo, hi, sel = scope
         req = self.facts.required(node)

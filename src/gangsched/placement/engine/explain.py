@@ -76,7 +76,8 @@ class Notes:
             self.text[node.path] = f"{node.name}: does not fit"
             return
         best: tuple[float, int, int, str | None, Level | None] | None = None
-        for tier in seen:  # narrowest first; a wider tier must come strictly closer
+        asked = [t for t in seen if facts.asked(node, t.level)]
+        for tier in asked or seen:  # narrowest first; a wider tier must come strictly closer
             held = [self.domain_counts(tier, d) for d in dems]
             if not len(held[0]):
                 continue

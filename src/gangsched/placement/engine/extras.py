@@ -69,11 +69,13 @@ def grow_child(s: Search, res: GroupPlacement, i: int, quota: int) -> int:
     ch = s.facts.by_path(s.own).get(ch.path, ch)  # an extra child asks for its own minimum
     # an extra child: its minimum, all-or-nothing, inside the parent's domain
     budget, txn = s.budget, s.txn
-    for lo, hi, sel in ((res.lo, res.hi, res.sel), *res.outer):
+    scopes = ((res.lo, res.hi, res.sel), *res.outer)
+    for k, (lo, hi, sel) in enumerate(scopes):
         saved = budget.backtrack
         budget.backtrack = 0  # extras take the first feasible choice, no backtracking
         m = txn.mark()
-        got = s.first(ch, lo, hi, (), sel)
+        # its own extras may spill on along the wider scopes after this one
+        got = s.first(ch, lo, hi, scopes[k + 1:], sel)
         budget.backtrack = saved
         if got is not None:
             res.kids[i] = got

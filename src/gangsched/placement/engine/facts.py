@@ -28,7 +28,8 @@ import numpy as np
 
 from gangsched.api.types import NodeRequirements
 from gangsched.cluster.state import ClusterState, Shape
-from gangsched.gang import Constraint, Group, PodSet, TreeNode, podsets, walk
+from gangsched.cluster.topology import Level
+from gangsched.gang import Constraint, Group, PodSet, TreeNode, podsets, preferred_key, walk
 
 _COMMON = frozenset({"cpu", "memory", "ephemeral-storage", "pods"})
 
@@ -84,6 +85,17 @@ class Facts:
                 visit(child, caps)
 
         visit(unit, ())
+
+    def asked(self, node: TreeNode, level: Level | None) -> bool:
+        """Whether ``level`` is one the node's constraints name (or its parent's scope,
+        None), not a narrower one tried first only for locality (Options.narrow)."""
+        if level is None or preferred_key(node) is not None:
+            return True
+        return level.key == self.required(node)
+
+    def is_root(self, node: TreeNode) -> bool:
+        """Whether ``node`` is the unit (or the root of a tree searched in its place)."""
+        return any(node is t for t in self._trees)
 
     def adopt(self, tree: TreeNode) -> None:
         """Keep ``tree`` (a copy of the unit with raised minima) alive with the facts."""

@@ -26,6 +26,12 @@ class Options:
     # when a set spans nodes: fullest nodes first (best fit), or emptiest first; a unit
     # rejected with "pack" is searched once more with "spread" before it is rejected
     node_order: Literal["pack", "spread"] = "pack"
+    # locality: a unit (and any group with a required level) tries the narrowest level
+    # first and widens level by level up to what it requires, like a preferred constraint
+    narrow: bool = True
+    # fragmentation: among equally full nodes, those in the fullest lowest domains (racks)
+    # first, so clean racks stay whole for the gangs that need a whole rack
+    keep_whole: bool = True
 
 
 DEFAULT = Options()

@@ -6,8 +6,11 @@ per shape), cut by the set's own per-node cap (its pods already placed or runnin
 against it) and by the caps of the groups above it. Within that, nodes fewer of the unit's
 other sets can use come first and nodes holding a scarce resource the set does not ask for
 come last; then one node that holds them all (the tightest, or with ``spread`` the
-emptiest), else the fullest nodes first (the emptiest with ``spread``). A set whose scope
-is full spills into its wider scopes, in order (preferred constraints).
+emptiest), else the fullest nodes first (the emptiest with ``spread``); among equally
+full nodes, those of the fullest lowest domains (racks) first (``keep_whole``), so the
+pods of a wide gang use up partly used racks and clean racks stay whole for the gangs
+that need one. A set whose scope is full spills into its wider scopes, in order
+(preferred constraints).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from gangsched.cluster.state import Shape, Transaction
+from gangsched.cluster.topology import HOSTNAME
 from gangsched.gang import PodSet
 from gangsched.placement.engine.facts import Facts
 from gangsched.placement.engine.values import Scope, SetPlacement
@@ -23,11 +27,15 @@ from gangsched.placement.engine.values import Scope, SetPlacement
 class Pods:
     """Places pods of the unit's sets in one attempt's transaction."""
 
-    def __init__(self, facts: Facts, txn: Transaction, pack: bool) -> None:
+    def __init__(self, facts: Facts, txn: Transaction, pack: bool,
+                 keep_whole: bool = False) -> None:
         self.facts = facts
         self.state = facts.state
         self.txn = txn
         self.pack = pack  # fullest nodes first (else emptiest first)
+        lowest = [lv for lv in facts.topo.levels if lv.key != HOSTNAME]
+        # racks: the lowest level above hosts, when packing and asked to keep racks whole
+        self.racks = lowest[-1] if keep_whole and pack and lowest else None
 
     def add(self, res: SetPlacement, count: int) -> int:
         """Place up to ``count`` more pods of res's set inside its scope (then the wider
@@ -65,18 +73,23 @@ class Pods:
             return 0
         fv = f[nz]
         pref = self._preference(ps, shape, nz + lo)
+        rack = self._rack_room(ps, shape, nz + lo)
         single = np.flatnonzero(fv >= count)
         if pref is None and len(single):
             # one node holds them all: the tightest (best fit), or the emptiest (spread)
-            pick = np.argmin if self.pack else np.argmax
-            j = single[int(pick(fv[single]))]
+            if rack is not None:
+                j = single[int(np.lexsort((rack[single], fv[single]))[0])]
+            else:
+                pick = np.argmin if self.pack else np.argmax
+                j = single[int(pick(fv[single]))]
             picks, take = nz[j : j + 1], np.array([count], dtype=np.int64)
         else:
             # preferred nodes first, then the fullest nodes first (best fit per pod, as
             # kube-scheduler's MostAllocated): whole free nodes stay for bigger pods
             key = fv if self.pack else -fv
-            order = (np.argsort(key, kind="stable") if pref is None
-                     else np.lexsort((key, pref)))
+            keys = [k for k in (rack, key, pref) if k is not None]
+            order = (np.argsort(key, kind="stable") if len(keys) == 1
+                     else np.lexsort(tuple(keys)))
             cum = np.cumsum(fv[order])
             k = int(np.searchsorted(cum, count))
             k = min(k, len(order) - 1)
@@ -92,6 +105,15 @@ class Pods:
         n = int(take.sum())
         res.placed += n
         return n
+
+    def _rack_room(self, ps: PodSet, shape: Shape, nodes: np.ndarray) -> np.ndarray | None:
+        """Pods of this shape the rack of each candidate node can still take (fewer is
+        better: a fuller rack); None when racks are not kept whole."""
+        lv = self.racks
+        if lv is None:
+            return None
+        sums = self.state.domain_sums(shape, ps.requirements, None, lv)
+        return sums[lv.node_domain[nodes]]
 
     def _preference(self, ps: PodSet, shape: Shape, nodes: np.ndarray) -> np.ndarray | None:
         """Lower is better, per candidate node; None when every node is as good.

@@ -75,7 +75,7 @@ class Search:
         self.state = facts.state
         self.txn = facts.state.begin()
         self.notes = Notes(facts)
-        self.pods = Pods(facts, self.txn, pack)
+        self.pods = Pods(facts, self.txn, pack, opts.keep_whole)
         self.own = own  # the tree an extra child's own minimum is read from
 
     def first(
