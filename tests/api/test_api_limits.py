@@ -12,7 +12,8 @@ import yaml
 
 from gangsched.api import loader, names
 from gangsched.api.errors import InputError
-from gangsched.api.loader import MAX_DEPTH, load
+from gangsched.api.loader import MAX_DEPTH
+from gangsched.frontends import load
 
 NODE = "apiVersion: v1\nkind: Node\nmetadata:\n  name: {name}\n"
 

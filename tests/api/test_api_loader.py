@@ -10,9 +10,8 @@ from pathlib import Path
 import pytest
 
 import gangsched
-from gangsched.api import loader
 from gangsched.api.errors import InputError
-from gangsched.api.loader import Document, Inputs, load, register, supported_kinds
+from gangsched.api.loader import BUILTIN_KINDS, Document, Inputs, Kind, load
 
 WriteYaml = Callable[..., Path]
 
@@ -374,25 +373,34 @@ def test_topology_errors(write_yaml: WriteYaml, spec: str, field: str, message: 
 # -- registry --------------------------------------------------------------------------
 
 
-def test_registered_kind_is_dispatched(
-    write_yaml: WriteYaml, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    supported_kinds()  # front-ends register now, not into the copy below
-    registry = {kind: list(entries) for kind, entries in loader._REGISTRY.items()}
-    monkeypatch.setattr(loader, "_REGISTRY", registry)  # undone after the test
-
+def test_a_kind_passed_to_load_is_dispatched(write_yaml: WriteYaml) -> None:
     def handle(doc: Document, inputs: Inputs) -> None:
         if doc.obj.get("spec") is None:
             raise InputError("is required", field="spec")
         inputs.add_object(doc, doc.name)
 
-    register("TestGadget", ("test.gangsched.io/v1",), handle)
-    assert "test.gangsched.io/v1/TestGadget" in supported_kinds()
+    kinds = BUILTIN_KINDS.extended([Kind("TestGadget", ("test.gangsched.io/v1",), handle)])
+    assert "test.gangsched.io/v1/TestGadget" in kinds.supported()
+    assert "test.gangsched.io/v1/TestGadget" not in BUILTIN_KINDS.supported()
     ok = "apiVersion: test.gangsched.io/v1\nkind: TestGadget\nmetadata: {name: g}\nspec: {}\n"
-    assert load([write_yaml(ok)]).objects == {"TestGadget": ["g"]}
-    err = load_error(write_yaml(ok.replace("spec: {}\n", ""), "bad.yaml"))
+    assert load([write_yaml(ok)], kinds=kinds).objects == {"TestGadget": ["g"]}
+    with pytest.raises(InputError, match="unsupported kind"):
+        load([write_yaml(ok)])  # the built-in kinds alone do not read it
+    with pytest.raises(InputError) as info:
+        load([write_yaml(ok.replace("spec: {}\n", ""), "bad.yaml")], kinds=kinds)
+    err = info.value
     assert (err.obj, err.field, err.message) == ("TestGadget/g", "spec", "is required")
 
 
-def test_package_exports_load() -> None:
-    assert gangsched.load is load
+def test_a_kind_defined_twice_is_refused() -> None:
+    def handle(doc: Document, inputs: Inputs) -> None:
+        pass
+
+    with pytest.raises(ValueError, match="defined twice"):
+        BUILTIN_KINDS.extended([Kind("Node", ("v1",), handle)])
+
+
+def test_package_exports_the_composed_load() -> None:
+    from gangsched.frontends import load as composed
+
+    assert gangsched.load is composed

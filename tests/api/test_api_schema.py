@@ -11,10 +11,7 @@ import pytest
 
 from gangsched.api import schema
 from gangsched.api.errors import InputError
-from gangsched.api.loader import load_object
-from gangsched.frontends import load_front_ends
-
-load_front_ends()  # the custom resources' types
+from gangsched.frontends import load_object
 
 
 def node(**fields: Any) -> dict[str, Any]:

@@ -10,10 +10,9 @@ import yaml
 from cli_helpers import Result, assert_one_line_error
 from typer.testing import CliRunner
 
-from gangsched.api.loader import load
 from gangsched.cli.common import App
 from gangsched.cli.translate import translate_cmd
-from gangsched.frontends import assemble, load_front_ends
+from gangsched.frontends import assemble, load
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "kthena-2p2d.yaml"
@@ -54,7 +53,6 @@ def test_prints_a_json_list() -> None:
 def test_output_loads_back_as_volcano_objects(tmp_path: Path) -> None:
     out = tmp_path / "out.yaml"
     out.write_text(run("-f", EXAMPLE).stdout)
-    load_front_ends()
     plan = assemble(load([out]))
     assert [(w.kind, w.name, w.waiting) for w in plan.workloads] == [
         ("PodGroup", "default/sample-0", "")]

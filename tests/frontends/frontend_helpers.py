@@ -9,9 +9,9 @@ from typing import Any
 
 import yaml
 
-from gangsched.api.loader import Inputs, load
+from gangsched.api.loader import Inputs
 from gangsched.api.types import Node
-from gangsched.frontends import assemble, load_front_ends
+from gangsched.frontends import assemble, load
 from gangsched.gang import Group, PodSet
 from gangsched.model import Plan
 
@@ -31,7 +31,6 @@ def write(tmp: Path, objects: Iterable[Mapping[str, Any]], name: str = "in.yaml"
 
 
 def load_objects(tmp: Path, *objects: Mapping[str, Any]) -> Inputs:
-    load_front_ends()
     return load([write(tmp, objects)])
 
 

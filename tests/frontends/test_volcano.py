@@ -10,10 +10,9 @@ import pytest
 from frontend_helpers import EXAMPLES, example, find, load_objects, outline, plan_of
 
 from gangsched.api.errors import InputError
-from gangsched.api.loader import load
 from gangsched.api.types import Node
 from gangsched.cluster.state import ClusterState
-from gangsched.frontends import assemble, load_front_ends
+from gangsched.frontends import assemble, load
 from gangsched.frontends.networktopology import tier_key
 from gangsched.gang import Constraint, Group, PodSet, validate
 from gangsched.model import Workload
@@ -290,7 +289,6 @@ def test_bound_pods_count_toward_minimums_but_stay_out_of_the_tree(tmp_path: Pat
 
 
 def test_hypernodes_define_levels_and_node_labels() -> None:
-    load_front_ends()
     plan = assemble(load([EXAMPLES / "volcano-hypernodes.yaml"]))
     assert plan.levels == [TIER2, TIER1]
     labels = {n.name: (n.labels.get(TIER2), n.labels.get(TIER1)) for n in plan.nodes}
@@ -484,7 +482,6 @@ def test_regex_match_is_linear_time(tmp_path: Path) -> None:
 
 
 def test_example_partitions_each_land_under_one_leaf_of_one_spine() -> None:
-    load_front_ends()
     plan = assemble(load([EXAMPLES / "volcano-hypernodes.yaml",
                           EXAMPLES / "volcano-podgroup.yaml"]))
     [workload] = plan.ready

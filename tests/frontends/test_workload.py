@@ -11,10 +11,9 @@ import pytest
 import yaml
 
 from gangsched.api.errors import InputError
-from gangsched.api.loader import load
 from gangsched.cluster.generate import generate_yaml
 from gangsched.cluster.state import ClusterState
-from gangsched.frontends import assemble
+from gangsched.frontends import assemble, load
 from gangsched.frontends.workload_types import GroupObject, Policy, WorkloadObject
 from gangsched.gang import Group, PodSet, scheduling_units, validate
 from gangsched.model import Plan, Workload

@@ -344,20 +344,19 @@ def test_fast_checked_parse_never_accepts_what_the_reference_check_rejects() -> 
     leaves anything doubtful to ``schema.check``; on every variant, what the fast path
     accepted must pass the reference check in strict mode."""
     from gangsched.api import loader, schema
-
-    loader._ensure_front_ends()
+    from gangsched.frontends import KINDS
     accepted = 0
     for case in CASES:
         try:
             text = case.data.decode("utf-8")
-            parsed = list(loader._parse(text, case.id, "strict", []))
+            parsed = list(loader._parse(text, case.id, "strict", [], KINDS))
         except (InputError, UnicodeDecodeError):
             continue
         for _, data, checked in parsed:
             if not checked:
                 continue
             assert isinstance(data, dict)
-            root = loader._registration_for(data["apiVersion"], data["kind"])
+            root = KINDS.entry(data["apiVersion"], data["kind"])
             assert root is not None and root.schema is not None
             schema.check(data, root.schema, "strict")  # raises if the fast path was wrong
             accepted += 1

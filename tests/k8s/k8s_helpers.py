@@ -64,11 +64,8 @@ def gang(name: str, size: int, cpu: str = "500m", *, rack_local: bool = True) ->
 def kthena_objects(scheduler: str = "gangsched") -> list[Obj]:
     """What Kthena creates for the seed example (``gangsched translate``), with our
     schedulerName."""
-    from gangsched.api.loader import load
-    from gangsched.frontends import load_front_ends
+    from gangsched.frontends import load
     from gangsched.frontends.kthena import model_servings, translate
-
-    load_front_ends()
     out: list[Obj] = []
     for ms in model_servings(load([KTHENA_EXAMPLE])):
         groups, pods = translate(ms)

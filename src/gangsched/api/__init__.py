@@ -1,7 +1,7 @@
 """Kubernetes-facing objects: quantities, selectors, taints, Node, Pod and the loader."""
 
 from gangsched.api.errors import GangschedError, InputError, ValidationError
-from gangsched.api.loader import Document, Inputs, load, register, supported_kinds
+from gangsched.api.loader import BUILTIN_KINDS, Document, Inputs, Kind, Kinds, load
 from gangsched.api.objects import (
     PodTemplate,
     parse_label_selector,
@@ -28,10 +28,13 @@ from gangsched.api.types import (
 )
 
 __all__ = [
+    "BUILTIN_KINDS",
     "Document",
     "GangschedError",
     "InputError",
     "Inputs",
+    "Kind",
+    "Kinds",
     "LabelSelector",
     "Node",
     "NodeRequirements",
@@ -56,6 +59,4 @@ __all__ = [
     "parse_taints",
     "parse_tolerations",
     "pod_requests",
-    "register",
-    "supported_kinds",
 ]

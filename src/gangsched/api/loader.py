@@ -1,7 +1,10 @@
 """Load Kubernetes YAML into typed inputs, dispatching each object by apiVersion/kind.
 
-Front-end modules add kinds with :func:`register`; a handler parses one
-:class:`Document` and adds what it found to the :class:`Inputs` being built. Every error
+The kinds a load understands are a value, :class:`Kinds`, passed to :func:`load`: the
+built-in ones (:data:`BUILTIN_KINDS`: Node, Pod, Kueue's and KAI's Topology) plus those
+of the front-ends, which :mod:`gangsched.frontends` (the composition root) adds. A
+:class:`Kind`'s handler parses one :class:`Document` and adds what it found to the
+:class:`Inputs` being built. Every error
 names the file, the document (0-based YAML document index), ``Kind/name`` and the field.
 :func:`load` either returns complete inputs or raises: nothing is half-applied.
 
@@ -34,13 +37,12 @@ Reading is bounded, so that no file can crash or stall gangsched:
 from __future__ import annotations
 
 import functools
-import importlib
 import json
 import operator
 import os
 import re
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -143,9 +145,11 @@ class _Loader(_BaseLoader):
     descend_resolver = staticmethod(operator.is_)
     ascend_resolver = staticmethod(tuple)
 
-    def __init__(self, stream: str, mode: Mode = "strict") -> None:
+    def __init__(self, stream: str, mode: Mode = "strict", kinds: Kinds | None = None
+                 ) -> None:
         super().__init__(stream)
         self.mode = mode
+        self.kinds = kinds
         self.counted = "*" in stream  # aliases are possible
         self.checked = False  # the last document passed the fast checked build
         self.warnings: list[str] = []
@@ -164,7 +168,7 @@ class _Loader(_BaseLoader):
         try:
             if self.counted:
                 return self._counted(node, 0)[0]
-            root = _root_schema(node)
+            root = None if self.kinds is None else _root_schema(node, self.kinds)
             if root is not None:
                 try:
                     value = self._fast(node, 0, root)
@@ -426,9 +430,6 @@ class _Loader(_BaseLoader):
 
 YAML_SUFFIXES = (".yaml", ".yml", ".json")
 
-FRONT_ENDS_PACKAGE = "gangsched.frontends"
-"""Its ``load_front_ends()`` imports the front-end modules, which register their kinds."""
-
 
 @dataclass
 class Document:
@@ -503,70 +504,87 @@ NameRule = names.Rule
 
 
 @dataclass(frozen=True)
-class _Registration:
-    kind: str
-    api_versions: tuple[str, ...] | None  # None: any group version
-    handler: Handler
-    schema: str | None = None  # root type in gangsched.api.schema; None: not checked
-    name_rule: NameRule = names.dns1123_subdomain
-
-
-_REGISTRY: dict[str, list[_Registration]] = {}
-
-
-def register(
-    kind: str,
-    api_versions: tuple[str, ...] | None,
-    handler: Handler,
-    *,
-    schema: str | None = None,
-    name_rule: NameRule = names.dns1123_subdomain,
-) -> None:
-    """Handle objects of ``kind`` with these apiVersions (``None``: any).
+class Kind:
+    """How to read one kind: the apiVersions it comes in and its handler.
 
     ``schema`` names the kind's root type in :mod:`gangsched.api.schema`: objects are
     checked against it (unknown fields, types, ranges, quantities) before ``handler``
-    runs. ``name_rule`` checks ``metadata.name`` (the API server's rule for the kind:
-    a DNS subdomain for nearly every kind). Registering the same kind and versions again
-    replaces the handler.
+    runs; None: not checked. ``name_rule`` checks ``metadata.name`` (the API server's
+    rule for the kind: a DNS subdomain for nearly every kind).
     """
-    entries = _REGISTRY.setdefault(kind, [])
-    entries[:] = [e for e in entries if e.api_versions != api_versions]
-    entries.append(_Registration(kind, api_versions, handler, schema, name_rule))
-    _compiled_root.cache_clear()
+
+    kind: str
+    api_versions: tuple[str, ...] | None  # None: any group version
+    handler: Handler
+    schema: str | None = None
+    name_rule: NameRule = names.dns1123_subdomain
 
 
-def _ensure_front_ends() -> None:
-    """Register the front-ends' kinds. Imported lazily: front-ends sit above ``api``."""
-    try:
-        package = importlib.import_module(FRONT_ENDS_PACKAGE)
-    except ModuleNotFoundError as err:
-        if err.name != FRONT_ENDS_PACKAGE:
-            raise
-        return
-    package.load_front_ends()
+class Kinds:
+    """The kinds one load understands, looked up by apiVersion and kind.
+
+    A value: built once from :class:`Kind` entries, never changed. Two entries for the
+    same kind and apiVersion are a programming error.
+    """
+
+    def __init__(self, entries: Iterable[Kind]) -> None:
+        self.entries: tuple[Kind, ...] = tuple(entries)
+        self._by_kind: dict[str, list[Kind]] = {}
+        seen: set[tuple[str, str]] = set()
+        for entry in self.entries:
+            for version in entry.api_versions or ("*",):
+                if (entry.kind, version) in seen:
+                    raise ValueError(f"kind {version}/{entry.kind} defined twice")
+                seen.add((entry.kind, version))
+            self._by_kind.setdefault(entry.kind, []).append(entry)
+        self._roots: dict[tuple[str, str], Any] = {}
+
+    def extended(self, more: Iterable[Kind]) -> Kinds:
+        """These kinds and ``more``."""
+        return Kinds((*self.entries, *more))
+
+    def supported(self) -> list[str]:
+        """``apiVersion/Kind`` of every kind (``*/Kind`` for any apiVersion)."""
+        return sorted(
+            f"{version}/{entry.kind}"
+            for entry in self.entries
+            for version in (entry.api_versions or ("*",))
+        )
+
+    def entry(self, api_version: str, kind: str) -> Kind | None:
+        entries = self._by_kind.get(kind, ())
+        for entry in entries:
+            if entry.api_versions is not None and api_version in entry.api_versions:
+                return entry
+        return next((e for e in entries if e.api_versions is None), None)
+
+    def root_schema(self, api_version: str, kind: str) -> Any:
+        """The compiled schema of this kind (None when unknown or unchecked)."""
+        key = (api_version, kind)
+        if key not in self._roots:
+            entry = self.entry(api_version, kind)
+            self._roots[key] = (
+                None if entry is None or entry.schema is None else schema.compiled(entry.schema)
+            )
+        return self._roots[key]
+
+    def unsupported(self, doc: Document) -> tuple[str, str]:
+        """Why ``doc`` has no handler, and what would have one."""
+        if doc.kind in self._by_kind:
+            versions = sorted(
+                v for e in self._by_kind[doc.kind] for v in e.api_versions or ()
+            )
+            return (
+                f"unsupported apiVersion {doc.api_version!r} for kind {doc.kind}",
+                f"supported: {', '.join(versions)}",
+            )
+        return (
+            f"unsupported kind {doc.api_version}/{doc.kind}",
+            f"supported kinds: {', '.join(self.supported())}",
+        )
 
 
-def supported_kinds() -> list[str]:
-    """``apiVersion/Kind`` of everything :func:`load` understands (``*/Kind`` for any)."""
-    _ensure_front_ends()
-    return sorted(
-        f"{version}/{entry.kind}"
-        for entries in _REGISTRY.values()
-        for entry in entries
-        for version in (entry.api_versions or ("*",))
-    )
-
-
-def _registration_for(api_version: str, kind: str) -> _Registration | None:
-    entries = _REGISTRY.get(kind, [])
-    for entry in entries:
-        if entry.api_versions is not None and api_version in entry.api_versions:
-            return entry
-    return next((e for e in entries if e.api_versions is None), None)
-
-
-def _root_schema(node: yaml.Node) -> Any:
+def _root_schema(node: yaml.Node, kinds: Kinds) -> Any:
     """The compiled schema of the object a YAML document holds, from the apiVersion and
     kind it names (None for Lists, unknown kinds, kinds without a schema)."""
     if type(node) is not _MAPPING_NODE:
@@ -580,18 +598,7 @@ def _root_schema(node: yaml.Node) -> Any:
                 kind = value.value
             if api_version and kind:
                 break
-    return _compiled_root(api_version, kind) if api_version and kind else None
-
-
-@functools.lru_cache(maxsize=256)
-def _compiled_root(api_version: str, kind: str) -> Any:
-    entry = _registration_for(api_version, kind)
-    return None if entry is None or entry.schema is None else schema.compiled(entry.schema)
-
-
-def _handler_for(api_version: str, kind: str) -> Handler | None:
-    entry = _registration_for(api_version, kind)
-    return None if entry is None else entry.handler
+    return kinds.root_schema(api_version, kind) if api_version and kind else None
 
 
 # -- built-in kinds --------------------------------------------------------------------
@@ -654,15 +661,16 @@ schema.define({
                        "metadata": "meta.v1.ListMeta", "items": {"list": "any"}},
 })
 
-register("Node", ("v1",), _handle_node, schema="core.v1.Node")
-register("Pod", ("v1",), _handle_pod, schema="core.v1.Pod")
-register(
-    "Topology",
-    ("kueue.x-k8s.io/v1alpha1", "kueue.x-k8s.io/v1beta1", "kueue.x-k8s.io/v1beta2"),
-    _handle_topology,
-    schema="gangsched.Topology",
-)
-register("Topology", ("kai.scheduler/v1alpha1",), _handle_topology, schema="gangsched.Topology")
+BUILTIN_KINDS = Kinds((
+    Kind("Node", ("v1",), _handle_node, schema="core.v1.Node"),
+    Kind("Pod", ("v1",), _handle_pod, schema="core.v1.Pod"),
+    Kind("Topology",
+         ("kueue.x-k8s.io/v1alpha1", "kueue.x-k8s.io/v1beta1", "kueue.x-k8s.io/v1beta2"),
+         _handle_topology, schema="gangsched.Topology"),
+    Kind("Topology", ("kai.scheduler/v1alpha1",), _handle_topology,
+         schema="gangsched.Topology"),
+))
+"""Node, Pod and the Topology kinds: what :func:`load` reads without front-ends."""
 
 
 # -- reading files, within limits ------------------------------------------------------
@@ -801,9 +809,10 @@ def _yaml_documents(text: str, file: str, mode: Mode = "strict") -> Iterator[tup
 
 
 def _parse(
-    text: str, file: str, mode: Mode, warnings: list[str]
+    text: str, file: str, mode: Mode, warnings: list[str], kinds: Kinds | None = None
 ) -> Iterator[tuple[int, object, bool]]:
-    """(index, document, checked against its schema already) triples."""
+    """(index, document, checked against its schema already) triples; documents of a
+    kind in ``kinds`` are checked against its schema while built."""
     if text.lstrip().startswith("{"):  # JSON (kubectl -o json) parses much faster as JSON
         _check_json_depth(text, file)
         try:
@@ -816,7 +825,7 @@ def _parse(
                              file=file, doc=0) from None
     _check_yaml_depth(text, file)
     index = 0  # of the document being parsed when an error occurs
-    loader = _Loader(text, mode)
+    loader = _Loader(text, mode, kinds)
     try:
         while loader.check_data():
             data = loader.get_data()
@@ -905,26 +914,14 @@ def _objects(
         yield from _objects(file, index, item, f"{items_path}[{i}]", mode, warnings, nesting + 1)
 
 
-def _unsupported(doc: Document) -> tuple[str, str]:
-    """Why ``doc`` has no handler, and what would have one."""
-    if doc.kind in _REGISTRY:
-        versions = sorted(v for e in _REGISTRY[doc.kind] for v in e.api_versions or ())
-        return (
-            f"unsupported apiVersion {doc.api_version!r} for kind {doc.kind}",
-            f"supported: {', '.join(versions)}",
-        )
-    return (
-        f"unsupported kind {doc.api_version}/{doc.kind}",
-        f"supported kinds: {', '.join(supported_kinds())}",
-    )
-
-
-def _dispatch(
-    doc: Document, inputs: Inputs, ignore_unknown: bool, *, mode: Mode | None = None
+def dispatch(
+    doc: Document, inputs: Inputs, kinds: Kinds, *, ignore_unknown: bool = False,
+    mode: Mode | None = None,
 ) -> None:
-    entry = _registration_for(doc.api_version, doc.kind)
+    """Check ``doc`` and hand it to its kind's handler, which adds it to ``inputs``."""
+    entry = kinds.entry(doc.api_version, doc.kind)
     if entry is None:
-        reason, supported = _unsupported(doc)
+        reason, supported = kinds.unsupported(doc)
         if not ignore_unknown:
             raise doc.error(f"{reason}; {supported}")
         inputs.warnings.append(str(doc.error(f"{reason}; skipped")))
@@ -944,6 +941,7 @@ def _dispatch(
 def load(
     paths: Sequence[str | Path],
     *,
+    kinds: Kinds = BUILTIN_KINDS,
     ignore_unknown: bool = False,
     errors: list[InputError] | None = None,
     validate: Mode | None = None,
@@ -957,21 +955,21 @@ def load(
     every problem at once; the returned inputs then hold only the good objects.
     ``validate`` is the mode for unknown fields and repeated keys (``strict``, ``warn``,
     ``ignore``; default :func:`gangsched.api.schema.default_mode`); ``ignore_unknown``
-    skips objects of unsupported kinds with a warning.
+    skips objects of kinds not in ``kinds`` with a warning.
     """
-    _ensure_front_ends()
     mode = validate or schema.default_mode()
     inputs = Inputs()
     for file in _expand_paths(paths):
         name = "<stdin>" if file == "-" else file
         try:
-            for index, data, checked in _parse(_read(file), name, mode, inputs.warnings):
+            for index, data, checked in _parse(_read(file), name, mode, inputs.warnings,
+                                               kinds):
                 if data is None:
                     continue
                 for doc in _objects_or_error(name, index, data, errors, mode, inputs.warnings,
                                              checked):
                     try:
-                        _dispatch(doc, inputs, ignore_unknown, mode=mode)
+                        dispatch(doc, inputs, kinds, ignore_unknown=ignore_unknown, mode=mode)
                     except InputError as err:
                         if errors is None:
                             raise
@@ -983,14 +981,17 @@ def load(
     return inputs
 
 
-def load_object(obj: Mapping[str, Any], source: str = "api", validate: Mode = "ignore") -> Inputs:
-    """One object (say, from the API server) parsed as :func:`load` would parse it from a
-    file; raises :class:`InputError` when it is invalid or its kind unknown. Fields this
-    Kubernetes version does not know are ignored by default: a newer API server may add
-    some."""
-    _ensure_front_ends()
+def load_object(
+    obj: Mapping[str, Any], source: str = "api", validate: Mode = "ignore", *,
+    kinds: Kinds = BUILTIN_KINDS, path: str = "",
+) -> Inputs:
+    """One object (say, from the API server, or a ``List`` in a trace line at field
+    ``path``) parsed as :func:`load` would parse it from a file; raises
+    :class:`InputError` when it is invalid or its kind unknown. Fields this Kubernetes
+    version does not know are ignored by default: a newer API server may add some."""
     inputs = Inputs()
-    _dispatch(_document(source, 0, obj, ""), inputs, ignore_unknown=False, mode=validate)
+    for doc in _objects(source, 0, obj, path, validate, inputs.warnings):
+        dispatch(doc, inputs, kinds, mode=validate)
     return inputs
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from gangsched.api.errors import InputError
-from gangsched.api.loader import load
 from gangsched.cluster.generate import generate_yaml, level_key
 from gangsched.cluster.state import ClusterState
+from gangsched.frontends import load
 
 MAX_BENCH_NODES = 500_000
 NODE = {"cpu": "128", "memory": "1Ti", "nvidia.com/gpu": "8", "pods": "110"}
@@ -25,7 +25,7 @@ class LoadResult:
     file_bytes: int
     repeat: int
     generate_s: float  # generate_yaml
-    load_s: float  # gangsched.api.loader.load (best of repeat)
+    load_s: float  # gangsched.frontends.load (best of repeat)
     state_s: float  # ClusterState.from_nodes (best of repeat)
 
     @property

@@ -18,11 +18,12 @@ from rich.markup import escape
 from typer.models import CommandFunctionType
 
 from gangsched.api.errors import GangschedError, InputError
-from gangsched.api.loader import Inputs, load
+from gangsched.api.loader import Inputs
 from gangsched.api.names import printable
 from gangsched.api.schema import Mode, parse_mode
 from gangsched.cluster.state import ClusterState
 from gangsched.cluster.topology import Topology, infer_levels
+from gangsched.frontends import load
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -23,7 +23,6 @@ from gangsched.cli.common import (
     load_inputs,
     warn,
 )
-from gangsched.frontends import load_front_ends
 from gangsched.frontends.kthena import model_servings, translate
 
 
@@ -37,7 +36,6 @@ FormatOption = Annotated[Format, typer.Option("--output", "-o", help="Output for
 
 def translated(files: list[Path], ignore_unknown: bool = False) -> list[dict[str, Any]]:
     """Every ModelServing in ``files`` translated: its PodGroups, then its Pods."""
-    load_front_ends()  # every front-end's kinds, before loading
     inputs = load_inputs(files, ignore_unknown)
     servings = model_servings(inputs)
     if not servings:

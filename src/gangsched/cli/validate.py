@@ -7,7 +7,6 @@ from pathlib import Path
 import typer
 
 from gangsched.api.errors import GangschedError, InputError
-from gangsched.api.loader import load
 from gangsched.api.schema import Mode
 from gangsched.cli.common import (
     FilesOption,
@@ -22,7 +21,7 @@ from gangsched.cli.common import (
     warn,
 )
 from gangsched.cli.place import plan_chain
-from gangsched.frontends import assemble, builder_names
+from gangsched.frontends import FRONT_ENDS, assemble, load
 from gangsched.gang import validate
 
 
@@ -36,9 +35,9 @@ def problems(files: list[Path], ignore_unknown: bool, topology: str | None,
     for message in inputs.warnings:
         warn(message)
     lines = [str(e) for e in found]
-    for name in builder_names():
+    for front_end in FRONT_ENDS:
         try:
-            built = assemble(inputs, [name])
+            built = assemble(inputs, [front_end])
         except GangschedError as e:
             lines.append(str(e))
         else:

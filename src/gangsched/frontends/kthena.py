@@ -54,7 +54,7 @@ from typing import Any
 
 from gangsched.api import names, schema
 from gangsched.api.errors import InputError
-from gangsched.api.loader import Document, Inputs, register
+from gangsched.api.loader import Document, Inputs, Kind
 from gangsched.api.objects import (
     about,
     as_int,
@@ -68,7 +68,7 @@ from gangsched.api.objects import (
     required_str,
 )
 from gangsched.api.quantity import format_quantity, parse_resources
-from gangsched.frontends import Contribution, register_builder
+from gangsched.frontends.base import Contribution, FrontEnd
 from gangsched.frontends.networktopology import NetworkTopology, Origin, parse_network_topology
 from gangsched.frontends.volcano import (
     API_VERSION as PODGROUP_API_VERSION,
@@ -377,7 +377,6 @@ schema.define({
                                   "labelSelector": "string"},
 })
 
-register(KIND, (API_VERSION,), _handle, schema="kthena.ModelServing")
 
 # -- translation: what Kthena's controller creates ---------------------------------------
 
@@ -524,4 +523,6 @@ def build(inputs: Inputs) -> Contribution:
     return out
 
 
-register_builder("kthena", build)
+FRONT_END = FrontEnd(
+    "kthena", (Kind(KIND, (API_VERSION,), _handle, schema="kthena.ModelServing"),), build
+)

@@ -45,7 +45,7 @@ from typing import Any
 
 from gangsched.api import names, schema
 from gangsched.api.errors import InputError
-from gangsched.api.loader import Document, Inputs, register
+from gangsched.api.loader import Document, Inputs, Kind
 from gangsched.api.objects import (
     about,
     as_int,
@@ -62,7 +62,7 @@ from gangsched.api.objects import (
 from gangsched.api.quantity import parse_resources
 from gangsched.api.types import LabelSelector, Pod
 from gangsched.cluster.topology import infer_levels
-from gangsched.frontends import Contribution, register_builder
+from gangsched.frontends.base import Contribution, FrontEnd
 from gangsched.frontends.networktopology import (
     HyperNode,
     NetworkTopology,
@@ -259,8 +259,6 @@ schema.define({
                                   "transitionID": "string", "type": "string"},
 })
 
-register("PodGroup", (API_VERSION,), _handle_podgroup, schema="volcano.PodGroup")
-register("HyperNode", (HYPERNODE_API_VERSION,), _handle_hypernode, schema="volcano.HyperNode")
 
 # -- membership --------------------------------------------------------------------------
 
@@ -572,10 +570,17 @@ def build(inputs: Inputs) -> Contribution:
     return out
 
 
-register_builder("volcano", build)
+FRONT_END = FrontEnd(
+    "volcano",
+    (Kind("PodGroup", (API_VERSION,), _handle_podgroup, schema="volcano.PodGroup"),
+     Kind("HyperNode", (HYPERNODE_API_VERSION,), _handle_hypernode,
+          schema="volcano.HyperNode")),
+    build,
+)
 
 __all__ = [
     "API_VERSION",
+    "FRONT_END",
     "GROUP_NAME_ANNOTATION",
     "TASK_SPEC_KEY",
     "PodGroup",

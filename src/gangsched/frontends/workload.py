@@ -40,9 +40,9 @@ from dataclasses import dataclass, field
 
 from gangsched.api import schema
 from gangsched.api.errors import InputError, ValidationError
-from gangsched.api.loader import Document, Inputs, register
+from gangsched.api.loader import Document, Inputs, Kind
 from gangsched.api.types import Pod
-from gangsched.frontends import Contribution, register_builder
+from gangsched.frontends.base import Contribution, FrontEnd
 from gangsched.frontends.workload_types import (
     API_GROUP,
     COMPOSITE,
@@ -655,10 +655,15 @@ schema.define({
 })
 _SCHEMAS = _schemas()
 
-for _version in WORKLOAD_VERSIONS:
-    register("Workload", (_version,), _handle_workload, schema=_SCHEMAS[f"{_version}/Workload"])
-    register("PodGroup", (_version,), _handle_pod_group, schema=_SCHEMAS[f"{_version}/PodGroup"])
-for _version in COMPOSITE_VERSIONS:
-    register("CompositePodGroup", (_version,), _handle_composite,
-             schema=_SCHEMAS[f"{_version}/CompositePodGroup"])
-register_builder("workload", build)
+FRONT_END = FrontEnd(
+    "workload",
+    (
+        *(Kind(kind, (version,), handler, schema=_SCHEMAS[f"{version}/{kind}"])
+          for version in WORKLOAD_VERSIONS
+          for kind, handler in (("Workload", _handle_workload), ("PodGroup", _handle_pod_group))),
+        *(Kind("CompositePodGroup", (version,), _handle_composite,
+               schema=_SCHEMAS[f"{version}/CompositePodGroup"])
+          for version in COMPOSITE_VERSIONS),
+    ),
+    build,
+)

@@ -31,9 +31,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gangsched.api.errors import InputError
-from gangsched.api.loader import Inputs, load_object
+from gangsched.api.loader import Inputs
 from gangsched.api.types import Node, Pod
-from gangsched.frontends import assemble
+from gangsched.frontends import assemble, load_object
 from gangsched.k8s.api import NODES, PODS, Kind, Obj
 from gangsched.k8s.cache import Delta
 from gangsched.model import Workload

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from gangsched.api.errors import InputError
-from gangsched.api.loader import load
 from gangsched.api.objects import parse_node
 from gangsched.api.types import Node
 from gangsched.cluster.generate import generate_nodes, level_key, parse_levels_spec, parse_node_spec
 from gangsched.cluster.topology import HOSTNAME, derive_levels
+from gangsched.frontends import load
 from gangsched.gang import constraint_keys
 from gangsched.sim.scenarios import SCENARIOS, Scenario, make_scenario
 from gangsched.sim.trace import TraceItem, check, load_trace

@@ -352,8 +352,8 @@ def parse_spec(obj: Mapping[str, Any], file: str = "<trace>", line: int = 1) -> 
 def parse_manifest(obj: Mapping[str, Any], file: str = "<trace>", line: int = 1
                    ) -> list[TraceItem]:
     """A manifest line: the workloads the front-ends find in its objects."""
-    from gangsched.api import loader
-    from gangsched.frontends import assemble
+    from gangsched.api.schema import default_mode
+    from gangsched.frontends import assemble, load_object
 
     name = obj.get("name")
     ln = _Line(file, line, name if isinstance(name, str) else None)
@@ -369,11 +369,8 @@ def parse_manifest(obj: Mapping[str, Any], file: str = "<trace>", line: int = 1
         manifest = {"apiVersion": "v1", "kind": "List", "items": manifest}
     if not isinstance(manifest, Mapping):
         raise ln.error("must be a Kubernetes object or a list of them", "manifest")
-    loader._ensure_front_ends()
-    inputs = loader.Inputs()
     try:
-        for doc in loader._objects(ln.where, 0, manifest, "manifest"):
-            loader._dispatch(doc, inputs, False)
+        inputs = load_object(manifest, ln.where, default_mode(), path="manifest")
         plan = assemble(inputs)
     except InputError as err:
         raise InputError(err.message, file=ln.where, obj=err.obj or ln.name,

@@ -1,0 +1,75 @@
+"""What a front-end is, and how the front-ends' findings become one :class:`Plan`.
+
+A :class:`FrontEnd` is a value: the kinds it reads (parsed and validated into typed
+values kept in ``Inputs.objects``) and its *builder*, which turns what was loaded into
+gang trees. :func:`assemble` runs the builders of the front-ends it is given over the
+loaded inputs and returns one plan: the workloads (gang trees with the pods they
+schedule), the nodes with any topology labels a front-end adds (Volcano HyperNodes), the
+topology levels and the pods already bound.
+
+Pending pods that no front-end claims become single-pod workloads of kind ``Pod``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+from gangsched.api.loader import Inputs, Kind
+from gangsched.api.types import Pod
+from gangsched.model import Plan, Workload, loose_pod
+
+
+@dataclass
+class Contribution:
+    """What one front-end found in the inputs."""
+
+    workloads: list[Workload] = field(default_factory=list)
+    claimed: set[str] = field(default_factory=set)  # pod keys this front-end schedules
+    pods: list[Pod] = field(default_factory=list)  # pods it created (Kthena's controller)
+    levels: list[str] | None = None  # topology levels it defines (HyperNode tiers)
+    node_labels: dict[str, dict[str, str]] = field(default_factory=dict)  # node -> labels
+    warnings: list[str] = field(default_factory=list)
+
+
+Builder = Callable[[Inputs], Contribution]
+
+
+@dataclass(frozen=True)
+class FrontEnd:
+    """One front-end: the kinds it reads and the builder of its workloads."""
+
+    name: str
+    kinds: tuple[Kind, ...]
+    build: Builder
+
+
+def assemble(inputs: Inputs, front_ends: Sequence[FrontEnd]) -> Plan:
+    """Run the front-ends' builders over ``inputs``, in order; raises InputError on bad
+    objects. A pod claimed by two front-ends is scheduled by the first."""
+    workloads: list[Workload] = []
+    claimed: set[str] = set()
+    created: list[Pod] = []
+    levels = inputs.topology_levels
+    node_labels: dict[str, dict[str, str]] = {}
+    warnings = list(inputs.warnings)
+    for front_end in front_ends:
+        got = front_end.build(inputs)
+        claimed |= got.claimed
+        workloads.extend(got.workloads)
+        created.extend(got.pods)
+        if got.levels is not None and levels is None:
+            levels = got.levels
+        for node, labels in got.node_labels.items():
+            node_labels.setdefault(node, {}).update(labels)
+        warnings.extend(got.warnings)
+    nodes = [
+        replace(n, labels={**n.labels, **node_labels[n.name]}) if n.name in node_labels else n
+        for n in inputs.nodes
+    ]
+    all_pods = list(inputs.pods) + created
+    bound = [p for p in all_pods if p.node_name]
+    for p in all_pods:
+        if not p.node_name and p.key not in claimed:
+            workloads.append(loose_pod(p))
+    return Plan(workloads, nodes, levels, bound, warnings)
