@@ -38,7 +38,6 @@ member pod is claimed, in the tree or not (Volcano never schedules them on their
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -72,7 +71,8 @@ from gangsched.frontends.networktopology import (
     parse_network_topology,
     resolve_tiers,
 )
-from gangsched.gang import Constraint, Group, PodSet
+from gangsched.frontends.pods import identical, natural_key, podset
+from gangsched.gang import Constraint, Group, PodSet, minimum_pods
 from gangsched.model import Workload
 
 GROUP = "scheduling.volcano.sh"
@@ -262,14 +262,6 @@ schema.define({
 
 # -- membership --------------------------------------------------------------------------
 
-_DIGITS = re.compile(r"(\d+)")
-
-
-def natural_key(text: str) -> tuple[tuple[int, int, str], ...]:
-    """Sort key putting ``x-2`` before ``x-10``."""
-    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in _DIGITS.split(text))
-
-
 def group_of(pod: Pod) -> str | None:
     """``namespace/name`` of the PodGroup a pod names, if any."""
     name = pod.annotations.get(GROUP_NAME_ANNOTATION)
@@ -406,20 +398,13 @@ class _Names:
 
 
 def _podsets(path: str, pods: Sequence[Pod], names: _Names, required: bool) -> list[PodSet]:
-    """Pods split into sets of identical requests and node requirements."""
-    shapes: dict[tuple[object, ...], list[Pod]] = {}
-    for pod in pods:
-        shapes.setdefault((tuple(sorted(pod.requests.items())), pod.requirements), []).append(pod)
-    single = len(shapes) == 1
-    out: list[PodSet] = []
-    for i, group in enumerate(shapes.values()):
-        name = names("pods" if single else f"pods-{i}")
-        out.append(PodSet(
-            name=name, path=f"{path}/{name}", pods=tuple(p.key for p in group),
-            requests=dict(group[0].requests), requirements=group[0].requirements,
-            min_pods=len(group) if required else 0,
-        ))
-    return out
+    """Pods split into sets of identical pods; all of a set needed when ``required``."""
+    sets = identical(pods)
+    return [
+        podset(names("pods" if len(sets) == 1 else f"pods-{i}"), path, members,
+               len(members) if required else 0)
+        for i, members in enumerate(sets)
+    ]
 
 
 def _gang(name: str, path: str, pending: Sequence[Pod], needed: int,
@@ -462,13 +447,6 @@ def _policy_group(pg: PodGroup, policy: SubGroupPolicy, subs: Sequence[_Subgroup
                  min_groups=max(0, policy.min_sub_groups - done))
 
 
-def _minimum(node: Group | PodSet) -> int:
-    if isinstance(node, PodSet):
-        return node.min_pods
-    kids = sorted(_minimum(c) for c in node.children)
-    return max(node.min_pods, sum(kids[: node.min_groups]))
-
-
 def _tree(pg: PodGroup, split: _Split, tiers: Tiers, kind: str, priority: int) -> Group:
     root = pg.key
     top = tiers.constraint(pg.network_topology, pg.origin)
@@ -489,7 +467,7 @@ def _tree(pg: PodGroup, split: _Split, tiers: Tiers, kind: str, priority: int) -
                               max(0, minimums[task] - bound)))
     kids.extend(_podsets(root, split.loose, names, required=False))
     min_pods = max(0, pg.min_member - split.bound)
-    gang = min_pods > 0 or any(_minimum(k) > 0 for k in kids)
+    gang = min_pods > 0 or any(minimum_pods(k) > 0 for k in kids)
     return Group(name=pg.name, path=root, children=kids,
                  min_groups=len(kids) if gang else 0, min_pods=min_pods, topology=top,
                  priority=priority, kind=kind, source=pg.key)

@@ -34,7 +34,6 @@ the parent's) are enforced now, since inputs here are snapshots a user can fix.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -43,6 +42,7 @@ from gangsched.api.errors import InputError, ValidationError
 from gangsched.api.loader import Document, Inputs, Kind
 from gangsched.api.types import Pod
 from gangsched.frontends.base import Contribution, FrontEnd
+from gangsched.frontends.pods import identical, natural_key, podset
 from gangsched.frontends.workload_types import (
     API_GROUP,
     COMPOSITE,
@@ -163,29 +163,12 @@ class _Outcome:
     notes: list[str] = field(default_factory=list)  # waiting children left out
 
 
-def _natural(name: str) -> list[object]:
-    """Sort key putting worker-2 before worker-10."""
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
-
-
 def _podsets(pods: Sequence[Pod], path: str, min_pods: int) -> list[PodSet]:
-    """Pods split into PodSets of identical requests and node requirements."""
-    shapes: dict[object, list[Pod]] = {}
-    for pod in pods:
-        shape = (tuple(sorted(pod.requests.items())), pod.requirements)
-        shapes.setdefault(shape, []).append(pod)
-    single = len(shapes) == 1
-    return [
-        PodSet(
-            name="pods" if single else f"pods-{i}",
-            path=f"{path}/pods" if single else f"{path}/pods-{i}",
-            pods=tuple(p.key for p in members),
-            requests=dict(members[0].requests),
-            requirements=members[0].requirements,
-            min_pods=min_pods if single else 0,
-        )
-        for i, members in enumerate(shapes.values())
-    ]
+    """Pods split into PodSets of identical pods; a single set carries ``min_pods``."""
+    sets = identical(pods)
+    if len(sets) == 1:
+        return [podset("pods", path, sets[0], min_pods)]
+    return [podset(f"pods-{i}", path, members, 0) for i, members in enumerate(sets)]
 
 
 def _segments(kids: Sequence[_Group]) -> list[str]:
@@ -227,10 +210,10 @@ class _Forest:
             if g.obj.parent is not None:
                 self.children.setdefault((g.obj.namespace, g.obj.parent), []).append(g)
         for kids in self.children.values():
-            kids.sort(key=lambda g: (_natural(g.name), g.obj.kind))
+            kids.sort(key=lambda g: (natural_key(g.name), g.obj.kind))
         self.pending: dict[tuple[str, str], list[Pod]] = {}
         self.bound: dict[tuple[str, str], list[Pod]] = {}
-        for pod in sorted(inputs.pods, key=lambda p: (p.namespace, _natural(p.name))):
+        for pod in sorted(inputs.pods, key=lambda p: (p.namespace, natural_key(p.name))):
             if pod.workload_group:
                 side = self.bound if pod.node_name else self.pending
                 side.setdefault((pod.namespace, pod.workload_group), []).append(pod)

@@ -12,11 +12,11 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from gangsched.api.types import Pod
-from gangsched.gang import Group, walk
+from gangsched.gang import Group, TreeNode, walk
 from gangsched.model import Workload
 from gangsched.scheduler.policy import Policy
 from gangsched.scheduler.status import UnitState
-from gangsched.scheduler.tree import TreeNode, pod_keys, satisfied, unit_name
+from gangsched.scheduler.tree import pod_keys, satisfied, unit_name
 from gangsched.scheduler.unit import Unit
 
 

@@ -14,9 +14,10 @@ from collections.abc import Collection
 import numpy as np
 
 from gangsched.cluster.state import ClusterState
+from gangsched.gang import TreeNode
 from gangsched.scheduler.actions import Event, Reserve, ReserveLater, Steps, Unreserve
 from gangsched.scheduler.snapshot import Context
-from gangsched.scheduler.tree import TreeNode, min_demand, required_constraints, widest_required
+from gangsched.scheduler.tree import min_demand, required_constraints, widest_required
 from gangsched.scheduler.unit import Reservation, Unit, ordered
 
 CLUSTER = "cluster"

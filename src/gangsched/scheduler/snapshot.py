@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gangsched.cluster.state import ClusterState
+from gangsched.gang import TreeNode
 from gangsched.placement.decision import Decision
 from gangsched.scheduler.backend import ClusterBackend
 from gangsched.scheduler.capacity import domain_nodes, hide, label_of
@@ -29,7 +30,6 @@ from gangsched.scheduler.clock import Clock
 from gangsched.scheduler.config import SchedulerConfig
 from gangsched.scheduler.policy import Policy
 from gangsched.scheduler.registry import Registry
-from gangsched.scheduler.tree import TreeNode
 from gangsched.scheduler.unit import Epoch, Unit
 
 
