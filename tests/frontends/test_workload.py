@@ -100,8 +100,9 @@ def pods(podgroup: str, n: int, *, gpu: int = 0, cpu: str = "1", node: str | Non
         }
         if node:
             spec["nodeName"] = node
-        if priority is not None:
+        if priority is not None:  # as admission sets it: with the class it came from
             spec["priority"] = priority
+            spec["priorityClassName"] = f"p{priority}"
         out.append({"apiVersion": "v1", "kind": "Pod",
                     "metadata": {"name": f"{podgroup}-{i}", "namespace": NS}, "spec": spec})
     return out
@@ -151,9 +152,9 @@ def serving(prefill: int = 2, decode: int = 2, *, root_topology: str = ZONE,
     )
     return [
         workload(nested=[tmpl]),
-        cpg("srv", ref=("w", "serving")),
-        pg("srv-prefill", ref=("w", "prefill"), parent="srv"),
-        pg("srv-decode", ref=("w", "decode"), parent="srv"),
+        cpg("srv", cgang(2), ref=("w", "serving")),
+        pg("srv-prefill", gang(prefill), ref=("w", "prefill"), parent="srv"),
+        pg("srv-decode", gang(decode), ref=("w", "decode"), parent="srv"),
         *pods("srv-prefill", prefill, gpu=gpu),
         *pods("srv-decode", decode, gpu=gpu),
     ]
@@ -214,11 +215,11 @@ def test_nested_composites_three_levels(write: Write) -> None:
     root = template("job", cgang(2), compositePodGroupTemplates=[replica])
     path = write(
         workload(nested=[root]),
-        cpg("job", ref=("w", "job")),
-        cpg("rep-0", ref=("w", "replica"), parent="job"),
-        cpg("rep-1", ref=("w", "replica"), parent="job"),
-        pg("rep-0-w", ref=("w", "worker"), parent="rep-0"),
-        pg("rep-1-w", ref=("w", "worker"), parent="rep-1"),
+        cpg("job", cgang(2), ref=("w", "job")),
+        cpg("rep-0", cgang(1), ref=("w", "replica"), parent="job"),
+        cpg("rep-1", cgang(1), ref=("w", "replica"), parent="job"),
+        pg("rep-0-w", gang(1), ref=("w", "worker"), parent="rep-0"),
+        pg("rep-1-w", gang(1), ref=("w", "worker"), parent="rep-1"),
         pods("rep-0-w", 1), pods("rep-1-w", 1),
     )
     tree = the(plan_of(path), "job").tree
@@ -242,7 +243,7 @@ def test_unset_fields_come_from_the_template_own_fields_win(write: Write) -> Non
                     priority=7)
     path = write(
         workload(flat=[tmpl]),
-        pg("inherits", ref=("w", "t")),
+        pg("inherits", gang(3), ref=("w", "t")),
         pg("overrides", gang(2), ref=("w", "t"), schedulingConstraints={"topology": []}),
         pods("inherits", 3), pods("overrides", 2),
     )
@@ -267,9 +268,9 @@ def test_basic_pod_group_has_no_minimum_but_counts_inside_a_gang(write: Write) -
     path = write(
         workload(nested=[template("root", cgang(2), podGroupTemplates=[
             template("loader", BASIC), template("trainer", gang(2))])]),
-        cpg("job", ref=("w", "root")),
-        pg("job-loader", ref=("w", "loader"), parent="job"),
-        pg("job-trainer", ref=("w", "trainer"), parent="job"),
+        cpg("job", cgang(2), ref=("w", "root")),
+        pg("job-loader", BASIC, ref=("w", "loader"), parent="job"),
+        pg("job-trainer", gang(2), ref=("w", "trainer"), parent="job"),
         pg("alone", BASIC),
         pods("job-loader", 3), pods("job-trainer", 2), pods("alone", 2),
     )
@@ -291,6 +292,18 @@ def test_disruption_mode_reaches_the_tree(write: Write) -> None:
         == ["all", "all", "all"]
     plain = the(plan, "plain").tree
     assert isinstance(plain, Group) and plain.disruption == "single"
+
+
+def test_priority_class_value_is_the_group_priority(write: Write) -> None:
+    path = write(
+        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+         "metadata": {"name": "high"}, "value": 900},
+        pg("classy", gang(1), priorityClassName="high"), pods("classy", 1),
+        pg("system", gang(1), priorityClassName="system-cluster-critical"), pods("system", 1),
+    )
+    plan = plan_of(path)
+    assert the(plan, "classy").priority == 900
+    assert the(plan, "system").priority == 2_000_000_000
 
 
 def test_priority_from_the_groups_else_from_the_pods(write: Write) -> None:
@@ -477,10 +490,22 @@ ERRORS: list[tuple[str, list[Obj], str, str, str]] = [
     ("parent-in-another-workload", [cpg("c", cgang(1), ref=("w1", "x")),
                                     pg("p", gang(1), ref=("w2", "y"), parent="c")],
      "PodGroup/p", "spec.parentCompositePodGroupName", "belongs to Workload 'w1', not 'w2'"),
+    # what kube-apiserver 1.37 refuses
+    ("policy-not-taken-from-template", [workload(flat=[template("t", gang(1))]),
+                                        pg("p", ref=("w", "t"))],
+     "PodGroup/p", "spec.schedulingPolicy", "must specify one of: basic, gang"),
+    ("priority-class-not-found", [pg("p", gang(1), priorityClassName="nope"), *pods("p", 1)],
+     "PodGroup/p", "spec.priorityClassName", "no PriorityClass with name nope was found"),
+    ("bare-pod-priority", [pg("p", gang(1)),
+                           {"apiVersion": "v1", "kind": "Pod",
+                            "metadata": {"name": "p-0", "namespace": NS},
+                            "spec": {"priority": 5, "schedulingGroup": {"podGroupName": "p"},
+                                     "containers": [{"name": "c"}]}}],
+     "Pod/p-0", "spec.priority", "must not be set without spec.priorityClassName"),
     ("child-template-not-under-parent-template", [
         workload(nested=[template("r1", cgang(1), podGroupTemplates=[template("a", gang(1))]),
                          template("r2", cgang(1), podGroupTemplates=[template("b", gang(1))])]),
-        cpg("c", ref=("w", "r1")), pg("p", ref=("w", "b"), parent="c")],
+        cpg("c", cgang(1), ref=("w", "r1")), pg("p", gang(1), ref=("w", "b"), parent="c")],
      "PodGroup/p", "spec.workloadRef.templateName", "is not a child of template 'r1'"),
     ("runtime-all-parent-single-child", [cpg("c", cgang(1), ref=("w", "x"), disruptionMode=ALL),
                                          pg("p", gang(1), ref=("w", "y"), parent="c")],

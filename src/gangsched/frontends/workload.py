@@ -13,6 +13,11 @@ One gang tree per root group (a PodGroup or CompositePodGroup without
 
 Fields an object leaves unset are taken from the Workload template it references
 (``spec.workloadRef``); the object's own values win (KEP-5832's copy-on-create model).
+As on kube-apiserver 1.37, ``spec.schedulingPolicy`` is required on every PodGroup and
+CompositePodGroup itself, a ``priorityClassName`` must name a ``PriorityClass`` of the
+inputs (``scheduling.k8s.io/v1``, read here; its value is the group's priority unless the
+group sets one), and a pod of a group may not set ``spec.priority`` without
+``spec.priorityClassName`` (the Priority admission plugin computes it).
 
 What waits instead of failing (``Workload.tree is None`` with a ``waiting`` reason):
 a gang with fewer pods than ``minCount``, a composite with fewer ready child groups than
@@ -40,6 +45,7 @@ from dataclasses import dataclass, field
 from gangsched.api import schema
 from gangsched.api.errors import InputError, ValidationError
 from gangsched.api.loader import Document, Inputs, Kind
+from gangsched.api.objects import as_int, as_str
 from gangsched.api.types import Pod
 from gangsched.frontends.base import Contribution, FrontEnd
 from gangsched.frontends.pods import identical, natural_key, podset
@@ -91,6 +97,37 @@ def _handle_composite(doc: Document, inputs: Inputs) -> None:
     inputs.add_object(doc, group)
 
 
+PRIORITY_CLASS = "PriorityClass"
+SYSTEM_PRIORITY_CLASSES = {"system-cluster-critical": 2_000_000_000,
+                           "system-node-critical": 2_000_001_000}
+"""The PriorityClasses every Kubernetes API server creates itself."""
+
+
+@dataclass(frozen=True)
+class PriorityClassObject:
+    """A ``scheduling.k8s.io/v1`` ``PriorityClass``: its name and value."""
+
+    name: str
+    value: int
+
+
+def _handle_priority_class(doc: Document, inputs: Inputs) -> None:
+    if doc.obj.get("value") is None:
+        raise doc.error("is required", "value")
+    try:
+        value = as_int(doc.obj.get("value"), "value")
+    except InputError as err:
+        raise doc.locate(err) from None
+    inputs.claim(doc)
+    inputs.add_object(doc, PriorityClassObject(doc.name, value))
+
+
+def _namespace(doc: Document) -> str:
+    meta = doc.obj.get("metadata")
+    ns = meta.get("namespace") if isinstance(meta, dict) else None
+    return as_str(ns, "metadata.namespace") or "default"
+
+
 # -- resolved groups ---------------------------------------------------------------------
 
 
@@ -122,29 +159,42 @@ class _Group:
         return self.obj.doc.error(message, field)
 
 
-def _resolve(obj: GroupObject, template: Template | None) -> _Group:
-    """Own fields, else the template's (KEP-5832: copied from the template on creation)."""
+def _resolve(obj: GroupObject, template: Template | None,
+             classes: dict[str, int] | None = None) -> _Group:
+    """Own fields, else the template's (KEP-5832: copied from the template on creation);
+    the scheduling policy is the object's own, as the API server requires."""
     own = obj.settings
     base = template.settings if template is not None else None
-    policy = own.policy or (base.policy if base else None)
+    policy = own.policy
     if policy is None:
-        hint = "" if template is None else f" (template {template.name!r} sets none either)"
-        raise obj.doc.error(f"is required{hint}", "spec.schedulingPolicy")
+        hint = "" if template is None else (
+            "; the API server does not take it from the template "
+            f"{template.name!r}")
+        raise obj.doc.error(f"is required: must specify one of: basic, gang{hint}",
+                            "spec.schedulingPolicy")
     disruption = own.disruption or (base.disruption if base else None) or "single"
     try:
         check_disruption_policy(policy, disruption, "spec")
     except InputError as err:
         raise obj.doc.locate(err) from None
     topology = own.topology if own.topology is not None else base.topology if base else None
+    priority = own.priority if own.priority is not None else base.priority if base else None
+    class_name = own.priority_class_name or (base.priority_class_name if base else None)
+    if class_name is not None and classes is not None:
+        value = classes.get(class_name)
+        if value is None:
+            raise obj.doc.error(f"no PriorityClass with name {class_name} was found",
+                                "spec.priorityClassName")
+        if priority is None:
+            priority = value
     return _Group(
         obj=obj,
         template=template,
         policy=policy,
         topology=topology or (),
         disruption=disruption,
-        priority=own.priority if own.priority is not None else base.priority if base else None,
-        priority_class_name=own.priority_class_name
-        or (base.priority_class_name if base else None),
+        priority=priority,
+        priority_class_name=class_name,
     )
 
 
@@ -201,6 +251,10 @@ class _Forest:
             for o in inputs.objects.get(kind, [])
             if isinstance(o, GroupObject)  # Volcano's PodGroup kind lands here too
         ]
+        self.classes = dict(SYSTEM_PRIORITY_CLASSES)
+        for pc in inputs.objects.get(PRIORITY_CLASS, []):
+            if isinstance(pc, PriorityClassObject):
+                self.classes[pc.name] = pc.value
         position = {id(doc): i for i, doc in enumerate(inputs.documents)}
         objects.sort(key=lambda o: position.get(id(o.doc), 0))  # input order
         self.broken: dict[GroupKey, InputError] = {}  # objects that cannot be resolved
@@ -250,7 +304,7 @@ class _Forest:
         """The resolved group; a group whose template or fields do not resolve is kept as
         a placeholder (so its hierarchy can still be found) and recorded as broken."""
         try:
-            return _resolve(obj, self._template(obj))
+            return _resolve(obj, self._template(obj), self.classes)
         except InputError as err:
             self.broken[obj.key] = err
             return _Group(obj, None, Policy("basic"), (), "single", None, None)
@@ -341,11 +395,32 @@ class _Forest:
             if problem is None:
                 problem = next((self.broken[h.key] for h in chain if h.key in self.broken),
                                None)
+            if problem is None:
+                problem = self._bare_priority(g)
             tops.setdefault(top.key, missing)
             owner[g.key] = top.key
             if problem is not None:
                 problems.setdefault(top.key, problem)
         return tops, problems, owner
+
+    def _bare_priority(self, g: _Group) -> InputError | None:
+        """A pod of ``g`` with ``spec.priority`` but no ``spec.priorityClassName``: the
+        API server's Priority admission refuses it (it computes the value itself)."""
+        if g.obj.kind != POD_GROUP:
+            return None
+        key = (g.obj.namespace, g.name)
+        for pod in (*self.pending.get(key, ()), *self.bound.get(key, ())):
+            if pod.priority and not pod.priority_class_name:
+                doc = next((d for d in self.inputs.documents if d.kind == "Pod"
+                            and d.name == pod.name and _namespace(d) == pod.namespace),
+                           None)
+                message = (f"must not be set without spec.priorityClassName (the "
+                           f"Priority admission plugin computes it from the PriorityClass; "
+                           f"pod of {g.label})")
+                if doc is not None:
+                    return doc.error(message, "spec.priority")
+                return InputError(f"Pod {pod.key}: {message}", field="spec.priority")
+        return None
 
     # -- subtrees ----------------------------------------------------------------------
 
@@ -632,6 +707,10 @@ def _schemas() -> dict[str, str]:
 
 
 schema.define({
+    "gangsched.PriorityClass": {"apiVersion": "string", "kind": "string",
+                                "metadata": "meta.v1.ObjectMeta", "value": "int32",
+                                "globalDefault": "boolean", "description": "string",
+                                "preemptionPolicy": "string"},
     "gangsched.PodGroupTemplateRef": {"workload": "gangsched.PodGroupTemplateWorkloadRef"},
     "gangsched.PodGroupTemplateWorkloadRef": {"workloadName": "string",
                                               "podGroupTemplateName": "string"},
@@ -647,6 +726,8 @@ FRONT_END = FrontEnd(
         *(Kind("CompositePodGroup", (version,), _handle_composite,
                schema=_SCHEMAS[f"{version}/CompositePodGroup"])
           for version in COMPOSITE_VERSIONS),
+        Kind(PRIORITY_CLASS, ("scheduling.k8s.io/v1",), _handle_priority_class,
+             schema="gangsched.PriorityClass"),
     ),
     build,
 )
