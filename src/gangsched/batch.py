@@ -89,6 +89,7 @@ def place_plan(
     ``min_first=False`` places each unit with its extras at once, in order (the
     ablation of minimum-first)."""
     check_trees(plan, state.topology.keys)
+    state.note_claims(plan.claims)  # bound pods hold their exclusive domains
     order = sorted(range(len(plan.workloads)),
                    key=lambda i: (-plan.workloads[i].priority, i))
     opts = options or Options()

@@ -4,6 +4,16 @@ A :class:`Group` gangs its children (``min_groups`` of them must be satisfied, a
 least ``min_pods`` pods of its subtree placed); a :class:`PodSet` is a leaf of identical
 pods with ``min_pods`` of them required. Topology constraints name a node label key.
 See DESIGN.md section 1.
+
+**Exclusive domains.** A required constraint may be ``exclusive``: it names a *set* (an
+opaque string the front-end chooses, e.g. every LeaderWorkerSet group of a namespace) and
+the node carrying it *owns* the domain of its key its pods land in. Two different owners of
+the same set and key never share a domain: not inside one unit, and not across units (the
+cluster state remembers which owner's pods hold which domain, see
+:meth:`gangsched.cluster.state.ClusterState.held_by_others`). Owners are told apart by
+their tree path; a unit placed again (repair, extras) keeps its own domain. Pods outside
+every owner are not restricted. An owner may not sit inside another owner of the same set
+and key (they could never be apart).
 """
 
 from __future__ import annotations
@@ -27,6 +37,8 @@ class Constraint:
     key: str  # a node label key, e.g. topology.kubernetes.io/zone
     mode: Mode = "required"
     value: str | None = None  # pinned: the one domain (label value) allowed, when required
+    # the set whose members each own their domain of ``key`` (required only; see above)
+    exclusive: str | None = None
 
 
 @dataclass
@@ -87,6 +99,34 @@ def required_key(node: TreeNode) -> str | None:
 def required_keys(node: TreeNode) -> list[str]:
     """The label keys of all the node's required constraints (each must hold)."""
     return list(dict.fromkeys(c.key for c in node.topology if c.mode == "required"))
+
+
+def exclusive_constraints(node: TreeNode) -> list[Constraint]:
+    """The node's exclusive constraints (it owns its domain of each key, for each set)."""
+    return [c for c in node.topology if c.exclusive is not None]
+
+
+Claim = tuple[str, str, str]
+"""(set, label key, owner path): a pod of the owner holds its domain of the key."""
+
+
+def claims_of(root: TreeNode) -> dict[str, tuple[Claim, ...]]:
+    """PodSet path -> the claims its pods carry: one per exclusive constraint on the set
+    or any group above it (empty sets left out)."""
+    out: dict[str, tuple[Claim, ...]] = {}
+
+    def visit(node: TreeNode, above: tuple[Claim, ...]) -> None:
+        here = above + tuple((c.exclusive, c.key, node.path) for c in node.topology
+                             if c.exclusive is not None)
+        if isinstance(node, PodSet):
+            if here:
+                out[node.path] = here
+            return
+        for child in node.children:
+            visit(child, here)
+
+    visit(root, ())
+    return out
 
 
 def preferred_key(node: TreeNode) -> str | None:
@@ -152,7 +192,8 @@ def validate(root: TreeNode, levels: Sequence[str] = ()) -> None:
     seen: set[str] = set()
     total = 0
 
-    def check(node: TreeNode, depth: int, parent_req: str | None) -> int:
+    def check(node: TreeNode, depth: int, parent_req: str | None,
+              owners: dict[tuple[str, str], str]) -> int:
         nonlocal total
         if depth > MAX_DEPTH:
             raise ValidationError(f"{node.path}: gang tree deeper than {MAX_DEPTH} levels")
@@ -166,6 +207,18 @@ def validate(root: TreeNode, levels: Sequence[str] = ()) -> None:
                 raise ValidationError(f"{node.path}: unknown topology mode {c.mode!r}")
             if not c.key:
                 raise ValidationError(f"{node.path}: topology constraint with an empty key")
+            if c.exclusive is not None:
+                if c.mode != "required":
+                    raise ValidationError(
+                        f"{node.path}: an exclusive constraint on {c.key!r} must be required")
+                if not c.exclusive:
+                    raise ValidationError(
+                        f"{node.path}: exclusive constraint on {c.key!r} names no set")
+                owner = (c.exclusive, c.key)
+                if owner in owners:
+                    raise ValidationError(
+                        f"{node.path}: exclusive on {c.key!r} for set {c.exclusive!r} inside "
+                        f"{owners[owner]}, which owns that domain already")
         req = required_key(node)
         if req and parent_req and req in rank and parent_req in rank and (
             rank[req] < rank[parent_req]
@@ -201,11 +254,14 @@ def validate(root: TreeNode, levels: Sequence[str] = ()) -> None:
             )
         if node.max_pods_per_node is not None and node.max_pods_per_node < 1:
             raise ValidationError(f"{node.path}: max_pods_per_node must be >= 1")
-        n = sum(check(c, depth + 1, inner) for c in node.children)
+        mine = {(c.exclusive, c.key): node.path for c in node.topology
+                if c.exclusive is not None}
+        below = {**owners, **mine} if mine else owners
+        n = sum(check(c, depth + 1, inner, below) for c in node.children)
         if node.min_pods > n:
             raise ValidationError(
                 f"{node.path}: min_pods {node.min_pods} exceeds the {n} pods of its subtree"
             )
         return n
 
-    check(root, 1, None)
+    check(root, 1, None, {})

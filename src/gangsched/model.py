@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gangsched.api.types import Node, Pod
-from gangsched.gang import Group, PodSet
+from gangsched.gang import Claim, Group, PodSet
 
 
 @dataclass
@@ -32,6 +32,8 @@ class Plan:
     levels: list[str] | None  # None: let the caller choose (option or well-known keys)
     bound: list[Pod]  # pods already on a node: they consume capacity
     warnings: list[str] = field(default_factory=list)
+    # exclusive domains bound pods hold (pod key -> claims), for the cluster state
+    claims: dict[str, tuple[Claim, ...]] = field(default_factory=dict)
 
     @property
     def ready(self) -> list[Workload]:

@@ -3,6 +3,12 @@
 ``free[r, n]`` is what node n has left of resource r. Changes go through a
 :class:`Transaction`, an undo log of node deltas with savepoints, so a dry run costs only
 the nodes it touched. Per-shape fit counts are cached and patched on every change.
+
+The state also remembers which *exclusive* domains are held (gang.py, "Exclusive
+domains"): per (set, label key), per domain value, the pods each owner has there. Pods a
+transaction places carry their claims with them (undone on rollback); pods charged as
+bound carry the claims registered for them (:meth:`ClusterState.note_claims`), and give
+them back when released.
 """
 
 from __future__ import annotations
@@ -15,11 +21,21 @@ import numpy as np
 
 from gangsched.api.errors import InputError
 from gangsched.api.types import Node, NodeRequirements, Pod
-from gangsched.cluster.topology import Level, Topology, build_topology, derive_levels
+from gangsched.cluster.topology import (
+    HOSTNAME,
+    Level,
+    Topology,
+    build_topology,
+    derive_levels,
+)
+from gangsched.gang import Claim, TreeNode, claims_of, podsets
 
 BIG = np.int64(1 << 40)  # fit count standing for "unlimited" (a shape requesting nothing)
 _FIT_CACHE = 256
 _JOURNAL = 512  # changes an entry may lag behind before it is recomputed whole
+
+Held = tuple[str, str, str, str, int]
+"""(set, label key, domain value, owner path, pods): pods of an owner holding a domain."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +82,9 @@ class ClusterState:
         self._journal: list[np.ndarray] = []  # nodes touched by generation base+1, base+2...
         self._journal_base = 0
         self.snapshot_of: ClusterState | None = None  # the state this one was copied from
+        # exclusive domains: (set, key) -> domain value -> owner path -> pods there
+        self.claims: dict[tuple[str, str], dict[str, dict[str, int]]] = {}
+        self.pod_claims: dict[str, tuple[Claim, ...]] = {}  # pod key -> its claims
 
     # -- construction -------------------------------------------------------------------
 
@@ -103,12 +122,77 @@ class ClusterState:
         shape = self.shape(pod.requests)
         self._apply(np.array([j]), np.array([1]), shape, sign=-1)
         self.bound[pod.key] = (j, shape)
+        self.pod_held(pod.key, j, +1)
 
     def release(self, pod_key: str) -> None:
         entry = self.bound.pop(pod_key, None)
         if entry is not None:
             j, shape = entry
             self._apply(np.array([j]), np.array([1]), shape, sign=+1)
+            self.pod_held(pod_key, j, -1)
+
+    # -- exclusive domains --------------------------------------------------------------
+
+    def domain_value(self, j: int, key: str) -> str | None:
+        """Node ``j``'s domain of ``key`` (its name for the hostname key when that is not
+        a level; None when it lacks the label)."""
+        nd = self.topology.nodes[j]
+        if key == HOSTNAME and key not in self.topology.keys:
+            return nd.name
+        return nd.labels.get(key)
+
+    def hold(self, held: Iterable[Held], sign: int = 1) -> None:
+        """Add (``sign`` 1) or remove (-1) pods of owners holding exclusive domains."""
+        for exclusive, key, value, owner, n in held:
+            domains = self.claims.setdefault((exclusive, key), {})
+            owners = domains.setdefault(value, {})
+            count = owners.get(owner, 0) + sign * n
+            if count > 0:
+                owners[owner] = count
+            else:
+                owners.pop(owner, None)
+                if not owners:
+                    del domains[value]
+
+    def held_by_others(self, exclusive: str, key: str, owner: str) -> set[str]:
+        """Domain values of ``key`` holding pods of an owner of set ``exclusive`` other
+        than ``owner``: where ``owner`` may not go."""
+        domains = self.claims.get((exclusive, key))
+        if not domains:
+            return set()
+        return {v for v, owners in domains.items() if any(o != owner for o in owners)}
+
+    def pod_held(self, pod_key: str, j: int, sign: int) -> None:
+        """Hold (or give back) the domains of a bound pod's registered claims on node j."""
+        claims = self.pod_claims.get(pod_key)
+        if not claims:
+            return
+        held: list[Held] = []
+        for exclusive, key, owner in claims:
+            value = self.domain_value(j, key)
+            if value is not None:
+                held.append((exclusive, key, value, owner, 1))
+        self.hold(held, sign)
+
+    def note_claims(self, pods: Mapping[str, tuple[Claim, ...]]) -> None:
+        """Register the claims of pods (pod key -> claims); a pod already bound holds its
+        domains from now on."""
+        for key, claims in pods.items():
+            if self.pod_claims.get(key) == claims:
+                continue
+            entry = self.bound.get(key)
+            if entry is not None:
+                self.pod_held(key, entry[0], -1)
+            self.pod_claims[key] = claims
+            if entry is not None:
+                self.pod_held(key, entry[0], +1)
+
+    def note_exclusive(self, tree: TreeNode) -> None:
+        """Register the claims of every pod of ``tree`` (see :meth:`note_claims`)."""
+        by_set = claims_of(tree)
+        if by_set:
+            self.note_claims({p: by_set[ps.path] for ps in podsets(tree)
+                              if ps.path in by_set for p in ps.pods})
 
     # -- queries ------------------------------------------------------------------------
 
@@ -274,6 +358,8 @@ class ClusterState:
         other._journal = []
         other._journal_base = other.generation
         other.snapshot_of = self
+        other.claims = {k: {v: dict(o) for v, o in m.items()} for k, m in self.claims.items()}
+        other.pod_claims = dict(self.pod_claims)
         return other
 
     @property
@@ -311,6 +397,7 @@ class _Change:
     counts: np.ndarray
     shape: Shape
     tag: object
+    held: tuple[Held, ...] = ()  # exclusive domains these pods hold
 
 
 class Transaction:
@@ -322,13 +409,17 @@ class Transaction:
         self.closed = False
 
     def place(
-        self, nodes: np.ndarray, counts: np.ndarray, shape: Shape, tag: object = None
+        self, nodes: np.ndarray, counts: np.ndarray, shape: Shape, tag: object = None,
+        held: tuple[Held, ...] = (),
     ) -> None:
-        """Take ``counts[i]`` pods of ``shape`` on distinct ``nodes[i]``."""
+        """Take ``counts[i]`` pods of ``shape`` on distinct ``nodes[i]``; ``held``: the
+        exclusive domains they hold."""
         if self.closed:
             raise RuntimeError("transaction already closed")
         self.state._apply(nodes, counts, shape, sign=-1)
-        self.log.append(_Change(nodes, counts, shape, tag))
+        if held:
+            self.state.hold(held, +1)
+        self.log.append(_Change(nodes, counts, shape, tag, held))
 
     def mark(self) -> int:
         return len(self.log)
@@ -337,6 +428,8 @@ class Transaction:
         while len(self.log) > mark:
             ch = self.log.pop()
             self.state._apply(ch.nodes, ch.counts, ch.shape, sign=+1)
+            if ch.held:
+                self.state.hold(ch.held, -1)
 
     def discard(self) -> None:
         self.rollback_to(0)

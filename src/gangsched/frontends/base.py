@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 
 from gangsched.api.loader import Inputs, Kind
 from gangsched.api.types import Pod
+from gangsched.gang import Claim
 from gangsched.model import Plan, Workload, loose_pod
 
 
@@ -30,6 +31,8 @@ class Contribution:
     levels: list[str] | None = None  # topology levels it defines (HyperNode tiers)
     node_labels: dict[str, dict[str, str]] = field(default_factory=dict)  # node -> labels
     warnings: list[str] = field(default_factory=list)
+    # exclusive domains its pods hold (pod key -> claims): bound pods keep them held
+    claims: dict[str, tuple[Claim, ...]] = field(default_factory=dict)
 
 
 Builder = Callable[[Inputs], Contribution]
@@ -53,6 +56,7 @@ def assemble(inputs: Inputs, front_ends: Sequence[FrontEnd]) -> Plan:
     levels = inputs.topology_levels
     node_labels: dict[str, dict[str, str]] = {}
     warnings = list(inputs.warnings)
+    claims: dict[str, tuple[Claim, ...]] = {}
     for front_end in front_ends:
         got = front_end.build(inputs)
         claimed |= got.claimed
@@ -63,6 +67,7 @@ def assemble(inputs: Inputs, front_ends: Sequence[FrontEnd]) -> Plan:
         for node, labels in got.node_labels.items():
             node_labels.setdefault(node, {}).update(labels)
         warnings.extend(got.warnings)
+        claims.update(got.claims)
     nodes = [
         replace(n, labels={**n.labels, **node_labels[n.name]}) if n.name in node_labels else n
         for n in inputs.nodes
@@ -72,4 +77,4 @@ def assemble(inputs: Inputs, front_ends: Sequence[FrontEnd]) -> Plan:
     for p in all_pods:
         if not p.node_name and p.key not in claimed:
             workloads.append(loose_pod(p))
-    return Plan(workloads, nodes, levels, bound, warnings)
+    return Plan(workloads, nodes, levels, bound, warnings, claims)

@@ -20,6 +20,9 @@ Constraints
   >= min_pods * y_g;
 - required topology on v: sum_d z[v, d] <= y_v and, for each set s under v and domain d,
   sum_{n in d} x[s, n] <= size_s * z[v, d] (the per-domain sum of the per-node big-M rows);
+- exclusive domains (set S on key K): an owner's sets get no x variables on nodes of a
+  domain another owner of S already holds (``state.held_by_others``); for the owners of
+  S on K inside the unit, sum_v z[v, d] <= 1 for each domain d;
 - symmetry: among identical siblings, y and subtree pods are non-increasing.
 
 Phase 1 minimizes the pods placed (feasibility and the fewest pods that satisfy the
@@ -115,18 +118,23 @@ def build(unit: TreeNode, state: ClusterState) -> _Model:
     nodes = state.topology.nodes
     inf = np.inf
 
-    # keys required on each set's path from the root
+    # keys required on each set's path from the root; domains other owners hold
     req_keys: dict[int, list[tuple[str, str | None]]] = {}  # (key, pinned value or None)
+    blocked: dict[int, list[tuple[str, set[str]]]] = {}  # (key, values it may not use)
 
-    def collect(v: TreeNode, keys: list[tuple[str, str | None]]) -> None:
+    def collect(v: TreeNode, keys: list[tuple[str, str | None]],
+                out: list[tuple[str, set[str]]]) -> None:
         here = [*keys, *((c.key, c.value) for c in v.topology if c.mode == "required")]
+        held = [*out, *((c.key, state.held_by_others(c.exclusive, c.key, v.path))
+                        for c in v.topology if c.exclusive is not None)]
         if isinstance(v, PodSet):
             req_keys[id(v)] = here
+            blocked[id(v)] = [(k, h) for k, h in held if h]
         else:
             for c in v.children:
-                collect(c, here)
+                collect(c, here, held)
 
-    collect(unit, [])
+    collect(unit, [], [])
 
     # x variables
     xcols: dict[int, list[tuple[int, int]]] = {}  # id(set) -> [(node, col)]
@@ -149,6 +157,9 @@ def build(unit: TreeNode, state: ClusterState) -> _Model:
                  and (pinned is None or domain_value(state, nd, k) == pinned) for nd in nodes),
                 dtype=bool, count=n_nodes,
             )
+        for k, held in blocked[id(ps)]:
+            ok &= np.fromiter((domain_value(state, nd, k) not in held for nd in nodes),
+                              dtype=bool, count=n_nodes)
         for j in np.flatnonzero(ok).tolist():
             col = b.var(0, float(ub[j]))
             cols.append((j, col))
@@ -199,7 +210,10 @@ def build(unit: TreeNode, state: ClusterState) -> _Model:
             for j in sorted(per_node):
                 b.row(per_node[j], -inf, float(v.max_pods_per_node))
         # symmetry breaking among identical siblings
-        sigs = [_signature(c) for c in v.children]
+        # (not when domains are held already: who holds them tells siblings apart)
+        sigs = [_signature(c) if not (state.claims and any(
+            con.exclusive is not None for n in walk(c) for con in n.topology))
+            else object() for c in v.children]
         for a_i in range(len(v.children) - 1):
             for b_i in range(a_i + 1, len(v.children)):
                 if sigs[b_i] == sigs[a_i]:
@@ -208,6 +222,15 @@ def build(unit: TreeNode, state: ClusterState) -> _Model:
                     b.row([*pods_terms(ci), *((col, -val) for col, val in pods_terms(ck))],
                           0, inf)
                     break  # chain to the next identical sibling only
+
+    # owners of one exclusive set and key inside the unit: they need their z variables
+    owners: dict[tuple[str, str], list[TreeNode]] = {}
+    for w in walk(unit):
+        for con in w.topology:
+            if con.exclusive is not None:
+                owners.setdefault((con.exclusive, con.key), []).append(w)
+    rivals = {(id(w), k) for (_, k), ws in owners.items() if len(ws) > 1 for w in ws}
+    zvars: dict[tuple[int, str], dict[str, int]] = {}
 
     # required topology
     for v, key in [(w, k) for w in walk(unit) for k in required_keys(w)]:
@@ -222,14 +245,27 @@ def build(unit: TreeNode, state: ClusterState) -> _Model:
                 by_dom.setdefault(dv, []).append(col)
                 domains[dv] = None
             per_set.append((ps, by_dom))
-        if len(domains) <= 1:
+        if len(domains) <= 1 and (id(v), key) not in rivals:
             continue  # at most one domain reachable: the constraint holds by construction
         zcol = {dv: b.var(0, 1) for dv in domains}
+        zvars[(id(v), key)] = zcol
         b.row([*((z, 1.0) for z in zcol.values()), (ycol[id(v)], -1.0)], -inf, 0)
         for ps, by_dom in per_set:
             for dv, dcols in by_dom.items():
                 big = float(min(ps.size, sum(b.ub[c] for c in dcols)))
                 b.row([*((c, 1.0) for c in dcols), (zcol[dv], -big)], -inf, 0)
+
+    # exclusive: one owner of a set per domain of its key
+    for (_, key), ws in owners.items():
+        if len(ws) < 2:
+            continue
+        per_domain: dict[str, list[int]] = {}
+        for w in ws:
+            for dv, z in zvars.get((id(w), key), {}).items():
+                per_domain.setdefault(dv, []).append(z)
+        for dv in sorted(per_domain):
+            if len(per_domain[dv]) > 1:
+                b.row([(z, 1.0) for z in per_domain[dv]], -inf, 1)
 
     n_vars = len(b.lb)
     c_pods = np.zeros(n_vars)
@@ -343,9 +379,10 @@ def solve(
         )
 
     first = _run(model, 1.0, time_limit)
-    if first.status == 2:
+    if first.status in (2, 4):
         # HiGHS's presolve can wrongly report infeasibility (seen with scipy 1.17 on
-        # models whose solutions verify); an infeasible verdict is confirmed without it
+        # models whose solutions verify) or fail with a "solve error"; such verdicts
+        # are confirmed without it
         first = _run(model, 1.0, time_limit, presolve=False)
     if first.status == 2:
         return done(False, None, 0, "infeasible", bound=0)

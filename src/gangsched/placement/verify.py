@@ -18,7 +18,9 @@ Rules (the engine's contract):
   the root is satisfied;
 - a required constraint on key K: all the subtree's pods on nodes sharing one value of K;
   nodes lacking K cannot host them. ``kubernetes.io/hostname`` that is not a topology
-  level means one node.
+  level means one node;
+- an exclusive constraint (set S on key K): the owner's pods are in no domain of K that
+  another owner of S holds, in ``state_before`` or in this placement.
 """
 
 from __future__ import annotations
@@ -181,6 +183,27 @@ def verify(
         return satisfied, placed
 
     visit(unit, True)
+
+    # exclusive domains: owners of one set never share a domain of its key
+    taken: dict[tuple[str, str], list[tuple[str, set[str]]]] = {}
+    for v in walk(unit):
+        for con in v.topology:
+            if con.exclusive is None:
+                continue
+            values = {val for j in nodes_of(v)
+                      if (val := domain_value(state_before, topo.nodes[j], con.key)) is not None}
+            if not values:
+                continue
+            held = state_before.held_by_others(con.exclusive, con.key, v.path) & values
+            if held:
+                out.append(f"{v.path}: exclusive {con.key} broken: {', '.join(sorted(held))} "
+                           f"held by another group of {con.exclusive}")
+            mine = taken.setdefault((con.exclusive, con.key), [])
+            for other, theirs in mine:
+                if values & theirs:
+                    out.append(f"{v.path}: exclusive {con.key} broken: shares "
+                               f"{', '.join(sorted(values & theirs))} with {other}")
+            mine.append((v.path, values))
     return out
 
 

@@ -123,6 +123,8 @@ class Applier:
         (evict what was bound, release what was assumed). Returns the error, or None."""
         u, m = a.unit, self.mirror
         items = [(p, n) for p, n in a.assignments.items() if p in u.pods.set_of]
+        if u.tree is not None:
+            m.state.note_exclusive(u.tree)  # its pods hold their exclusive domains
         assume(m.state, [(p, n, u.pods.requests(p)) for p, n in items])
         done: list[str] = []
         for p, n in items:
@@ -168,6 +170,8 @@ class Applier:
         return None
 
     def _external_bind(self, a: ExternalBind) -> Outcome:
+        if a.unit is not None and a.unit.tree is not None:
+            self.mirror.state.note_exclusive(a.unit.tree)
         assume(self.mirror.state, [(a.pod, a.node, a.requests)])
         if a.unit is not None and a.unit.pods.add(a.pod, a.node):
             self.mirror.to_check.setdefault(a.unit.name, {})
@@ -194,6 +198,9 @@ class Applier:
         m.levels_stale = False
         bound = [p for p in backend.pods() if p.node_name]
         m.state = ClusterState.from_nodes(nodes, m.levels, bound)
+        for u in self.registry.units.values():
+            if u.tree is not None:
+                m.state.note_exclusive(u.tree)  # bound pods hold their exclusive domains
         assume(m.state, [(p, n, u.pods.requests(p)) for u in self.registry.units.values()
                          for p, n in u.pods.bound().items() if p not in m.state.bound])
         m.version += 1

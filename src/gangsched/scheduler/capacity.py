@@ -33,6 +33,7 @@ def assume(state: ClusterState, pods: Iterable[tuple[str, str, Mapping[str, int]
         txn.place(nodes, counts.astype(np.int64), shape)
         for key, j in items:
             state.bound[key] = (j, shape)
+            state.pod_held(key, j, +1)  # its exclusive domains, if any
     txn.commit()
 
 
@@ -43,6 +44,7 @@ def release(state: ClusterState, keys: Iterable[str]) -> int:
         entry = state.bound.pop(key, None)
         if entry is not None:
             groups.setdefault(entry[1], []).append(entry[0])
+            state.pod_held(key, entry[0], -1)
     txn = state.begin()
     n = 0
     for shape, js in groups.items():

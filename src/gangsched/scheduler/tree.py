@@ -116,7 +116,7 @@ def _pin(topology: tuple[Constraint, ...], where: str | None,
             if c.value is None:
                 v = domain_of(where, c.key)
                 if v is not None:
-                    out[i] = Constraint(c.key, "required", v)
+                    out[i] = replace(c, value=v)
             break
     return tuple(out)
 
@@ -264,6 +264,6 @@ def widest_required(node: TreeNode, topology: Topology) -> str | None:
 
 def pin_root(node: TreeNode, key: str, value: str) -> TreeNode:
     """The node with its required constraint on ``key`` pinned to ``value``."""
-    topo = tuple(Constraint(c.key, "required", value)
+    topo = tuple(replace(c, value=value)
                  if c.mode == "required" and c.key == key else c for c in node.topology)
     return replace(node, topology=topo)

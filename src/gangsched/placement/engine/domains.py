@@ -19,6 +19,9 @@ parent's scope, best first (DESIGN.md sections 2.4, 2.5 and 3).
   wanted extras, then tight fit (least capacity left), then fewest nodes touched.
 - **Spill scopes.** Where extras may go when the chosen domain is full (preferred
   constraints only).
+- **Exclusive domains.** A node that owns its domain of a key (an exclusive constraint,
+  gang.py) drops the candidates inside a domain of that key where another owner of the
+  same set has pods (in this unit, or running), before any dry run.
 """
 
 from __future__ import annotations
@@ -229,6 +232,49 @@ class Domains:
             room = np.minimum(slack, facts.want(node))
             ids = ids[np.argsort((BIG - room) * (BIG + 1) + slack, kind="stable")]
         return Candidates(starts[ids], ends[ids], ids + d0, level, self.topo, sel), seen
+
+    # -- exclusive domains --------------------------------------------------------------
+
+    def not_owned(self, node: TreeNode, cands: Candidates
+                  ) -> tuple[Candidates, list[tuple[Constraint, set[str]]]]:
+        """``cands`` without those inside a domain another owner of the node's exclusive
+        sets holds, and (constraint, values held by others) for each constraint that
+        removed some. Candidates lie inside one domain of every chain key the node
+        requires, so their first node tells the domain."""
+        cons = self.facts.exclusive(node)
+        if not cons or not len(cands):
+            return cands, []
+        keep = np.ones(len(cands), dtype=bool)
+        removed: list[tuple[Constraint, set[str]]] = []
+        for con in cons:
+            assert con.exclusive is not None
+            held = self.state.held_by_others(con.exclusive, con.key, node.path)
+            lv = self.topo.level_for(con.key)
+            if not held or lv is None:
+                continue
+            vals = self.facts.level_values(lv)[lv.node_domain[cands.lo]]
+            bad = np.isin(vals, list(held)) & lv.valid[lv.node_domain[cands.lo]]
+            if bad.any():
+                keep &= ~bad
+                removed.append((con, held))
+        if keep.all():
+            return cands, removed
+        return Candidates(cands.lo[keep], cands.hi[keep], cands.d[keep], cands.level,
+                          cands.topo, cands.sel), removed
+
+    def owned_mask(self, tier: Seen, owned: list[tuple[Constraint, set[str]]]
+                   ) -> np.ndarray | None:
+        """Domains of the tier inside a domain other owners hold (to leave them out of an
+        explanation); None for a tier without a level."""
+        if tier.level is None or tier.valid is None:
+            return None
+        firsts = tier.level.starts[tier.d0:tier.d0 + len(tier.valid)]
+        mask = np.zeros(len(tier.valid), dtype=bool)
+        for con, held in owned:
+            lv = self.topo.level_for(con.key)
+            if lv is not None:
+                mask |= np.isin(self.facts.level_values(lv)[lv.node_domain[firsts]], list(held))
+        return mask
 
     # -- crossing keys ------------------------------------------------------------------
 

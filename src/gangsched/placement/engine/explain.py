@@ -39,6 +39,7 @@ class Notes:
         self.text: dict[str, str] = {}  # path -> note
         self.most: dict[str, int] = {}  # group path -> most children placed together
         self.bottleneck: dict[str, Demand] = {}  # path -> scarcest demand, no domain held it
+        self.excluded: dict[str, str] = {}  # path -> domains other owners of its set hold
 
     def __contains__(self, path: str) -> bool:
         return path in self.text
@@ -50,6 +51,15 @@ class Notes:
             f"{node.name}: pinned to {level_noun(con.key)} {con.value}, "
             "which is not inside its parent's domain"
         )
+
+    def owned(self, node: TreeNode, con: Constraint, held: set[str]) -> None:
+        """Domains that could hold the node were left out: other owners of its exclusive
+        set hold them."""
+        shown = ", ".join(sorted(held)[:5]) + (", ..." if len(held) > 5 else "")
+        noun = level_noun(con.key)
+        self.excluded[node.path] = (
+            f"{plural(len(held), noun)} ({shown}) held exclusively by other groups of "
+            f"{con.exclusive}")
 
     def group(self, g: Group, c: Candidate, most: int) -> None:
         """No ``min_groups`` children fit together in c; keep the domain that came closest."""
@@ -70,6 +80,12 @@ class Notes:
         holds now."""
         if isinstance(node, Group) and node.path in self.text:
             return  # the group's own search left a more precise note
+        self._failure(node, seen)
+        excluded = self.excluded.get(node.path)
+        if excluded is not None and excluded not in self.text[node.path]:
+            self.text[node.path] += f"; {excluded}"
+
+    def _failure(self, node: TreeNode, seen: list[Seen]) -> None:
         facts = self.facts
         dems = facts.demand(node) or facts.desired(node)
         if not dems:

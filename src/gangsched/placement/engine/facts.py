@@ -13,7 +13,9 @@ attempt of a decision (the raised copies of the tree included):
 - the narrowest *required* level of a node and its first constraint on a key outside the
   chain of levels (crossing keys);
 - unit-wide: per-node caps of the groups above each set, the distinct node requirements
-  of the unit's sets and the scarce resources (GPUs) they ask for.
+  of the unit's sets and the scarce resources (GPUs) they ask for;
+- exclusive domains: the claims each set's pods carry (gang.py), and what the pods placed
+  on some nodes hold.
 
 Caches are keyed by node identity; every tree asked about stays alive as long as the facts
 (the unit itself, the trees passed to :meth:`Facts.adopt`, the copies :meth:`Facts.stripped`
@@ -27,9 +29,19 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from gangsched.api.types import NodeRequirements
-from gangsched.cluster.state import ClusterState, Shape
+from gangsched.cluster.state import ClusterState, Held, Shape
 from gangsched.cluster.topology import Level
-from gangsched.gang import Constraint, Group, PodSet, TreeNode, podsets, preferred_key, walk
+from gangsched.gang import (
+    Claim,
+    Constraint,
+    Group,
+    PodSet,
+    TreeNode,
+    claims_of,
+    podsets,
+    preferred_key,
+    walk,
+)
 
 _COMMON = frozenset({"cpu", "memory", "ephemeral-storage", "pods"})
 
@@ -85,6 +97,37 @@ class Facts:
                 visit(child, caps)
 
         visit(unit, ())
+        self.claims: dict[str, tuple[Claim, ...]] = claims_of(unit)  # set path -> claims
+        self._values: dict[int, np.ndarray] = {}
+
+    # -- exclusive domains --------------------------------------------------------------
+
+    def holds(self, ps: PodSet, nodes: np.ndarray, counts: np.ndarray) -> tuple[Held, ...]:
+        """The exclusive domains ``counts[i]`` pods of ``ps`` on ``nodes[i]`` hold."""
+        claims = self.claims.get(ps.path)
+        if not claims:
+            return ()
+        out: list[Held] = []
+        value_of = self.state.domain_value
+        for exclusive, key, owner in claims:
+            per: dict[str, int] = {}
+            for j, n in zip(nodes.tolist(), counts.tolist(), strict=True):
+                v = value_of(j, key)
+                if v is not None and n > 0:
+                    per[v] = per.get(v, 0) + n
+            out.extend((exclusive, key, v, owner, n) for v, n in per.items())
+        return tuple(out)
+
+    def exclusive(self, node: TreeNode) -> list[Constraint]:
+        """The node's exclusive constraints (it owns its domain of their keys)."""
+        return [c for c in node.topology if c.exclusive is not None] if self.claims else []
+
+    def level_values(self, level: Level) -> np.ndarray:
+        """The label value of every domain of ``level``, as an array (for ``np.isin``)."""
+        vals = self._values.get(id(level))
+        if vals is None:
+            vals = self._values[id(level)] = np.asarray(level.values, dtype=object)
+        return vals
 
     def asked(self, node: TreeNode, level: Level | None) -> bool:
         """Whether ``level`` is one the node's constraints name (or its parent's scope,

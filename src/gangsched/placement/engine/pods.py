@@ -99,7 +99,7 @@ class Pods:
             if placed > count:
                 take[-1] -= placed - count
         nodes = picks.astype(np.int64) + lo
-        self.txn.place(nodes, take, shape, tag=ps.path)
+        self.txn.place(nodes, take, shape, tag=ps.path, held=facts.holds(ps, nodes, take))
         res.nodes.append(nodes)
         res.counts.append(take)
         n = int(take.sum())

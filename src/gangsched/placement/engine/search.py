@@ -113,6 +113,13 @@ class Search:
             within = req_level if level is not None and level is not req_level else None
             cands, tier = self.domains.nested(node, level, lo, hi, within, sel)
             seen.append(tier)
+            if cands and self.facts.claims:
+                cands, owned = self.domains.not_owned(node, cands)
+                for con, held in owned:
+                    self.notes.owned(node, con, held)
+                mask = self.domains.owned_mask(tier, owned) if owned else None
+                if mask is not None and tier.valid is not None:
+                    tier.valid = tier.valid & ~mask  # explain with the domains left
             if not cands:
                 continue
             order: Iterable[int] = range(len(cands))
@@ -158,7 +165,14 @@ class Search:
         x = self.domains.crossing(node, con, scope)
         budget = self.budget
         yielded = False
-        for d in x.ids:
+        ids = x.ids
+        if con.exclusive is not None:  # domains other owners of its set hold are out
+            held = self.state.held_by_others(con.exclusive, con.key, node.path)
+            if held:
+                ids = [d for d in ids if x.level.values[d] not in held]
+                if len(ids) < len(x.ids):
+                    self.notes.owned(node, con, held)
+        for d in ids:
             if yielded and not budget.spend_backtrack():
                 return
             if budget.dry_runs >= budget.max_dry_runs:
