@@ -114,7 +114,7 @@ class FakeAPI:
                 return item
         return FakeWatch(block=True)
 
-    def served(self, group: str, version: str) -> set[str] | None:
+    def resources(self, group: str, version: str) -> list[Obj] | None:
         return None
 
     def get(self, kind: Kind, namespace: str | None, name: str) -> Obj:

@@ -219,15 +219,21 @@ def test_serve_watches_each_workload_kind_where_the_server_serves_it() -> None:
     tests above), CompositePodGroup only in v1alpha3."""
     from gangsched.k8s.serve import watched_kinds
 
-    served_by = {("scheduling.k8s.io", "v1beta1"): {"workloads", "podgroups"},
-                 ("scheduling.k8s.io", "v1alpha3"): {"workloads", "podgroups",
-                                                     "compositepodgroups"}}
+    kinds = {"workloads": "Workload", "podgroups": "PodGroup",
+             "compositepodgroups": "CompositePodGroup", "priorityclasses": "PriorityClass"}
+    served_by = {("scheduling.k8s.io", "v1beta1"): ["workloads", "podgroups"],
+                 ("scheduling.k8s.io", "v1alpha3"): ["workloads", "podgroups",
+                                                     "compositepodgroups"],
+                 ("scheduling.k8s.io", "v1"): ["priorityclasses"]}
 
     class Discovery:
-        def served(self, group: str, version: str) -> set[str] | None:
-            return served_by.get((group, version))
+        def resources(self, group: str, version: str) -> list[dict[str, object]] | None:
+            served = served_by.get((group, version))
+            return None if served is None else [
+                {"name": p, "kind": kinds[p], "namespaced": p != "priorityclasses"}
+                for p in served]
 
     ids = {k.id for k in watched_kinds(Discovery())}  # type: ignore[arg-type]
     assert {"workloads.scheduling.k8s.io/v1beta1", "podgroups.scheduling.k8s.io/v1beta1",
-            "compositepodgroups.scheduling.k8s.io/v1alpha3"} <= ids
-    assert "workloads.scheduling.k8s.io/v1alpha3" not in ids
+            "compositepodgroups.scheduling.k8s.io/v1alpha3",
+            "priorityclasses.scheduling.k8s.io/v1", "pods", "nodes"} == ids

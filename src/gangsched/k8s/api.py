@@ -99,6 +99,18 @@ def kueue_topology(version: str) -> Kind:
     return Kind(KUEUE_GROUP, version, "topologies", "Topology", namespaced=False)
 
 
+def version_priority(version: str) -> tuple[int, int, int]:
+    """Sort key putting the version Kubernetes prefers first: GA before beta before
+    alpha, higher numbers first (``v1`` < ``v1beta2`` < ``v1beta1`` < ``v1alpha3``)."""
+    import re
+
+    m = re.fullmatch(r"v(\d+)(?:(alpha|beta)(\d+))?", version)
+    if m is None:
+        return (3, 0, 0)
+    stage = {None: 0, "beta": 1, "alpha": 2}[m.group(2)]
+    return (stage, -int(m.group(1)), -int(m.group(3) or 0))
+
+
 def workload_api_kinds(version: str, served: set[str] | None = None) -> list[Kind]:
     """The Workload API kinds in ``version`` (only those ``served``, when known)."""
     return [Kind(WORKLOAD_GROUP, version, plural, kind)
@@ -131,8 +143,10 @@ class KubeAPI(Protocol):
         """A watch from ``resource_version`` with bookmarks."""
         ...
 
-    def served(self, group: str, version: str) -> set[str] | None:
-        """Plural names served in ``group/version``; None when it is not served."""
+    def resources(self, group: str, version: str) -> list[Obj] | None:
+        """Discovery: the top-level resources served in ``group/version`` (the
+        ``APIResourceList`` entries: ``name``, ``kind``, ``namespaced``, ...); None when
+        the group version is not served."""
         ...
 
     def get(self, kind: Kind, namespace: str | None, name: str) -> Obj: ...

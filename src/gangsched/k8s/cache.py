@@ -6,7 +6,8 @@ the watch ends (server timeout, dropped connection) it watches again from the la
 resourceVersion; when that version is too old (``410 Gone``, as an HTTP status or an
 ``ERROR`` event) it lists again and turns the difference from what it had into deltas.
 Failures back off exponentially with jitter, capped. A resource the server does not
-serve (a CRD not installed) counts as synced and empty, and is listed again now and then.
+serve (a CRD not installed) or that it may not list (403) counts as synced and empty, and is
+listed again now and then.
 
 Reflectors never touch the scheduler: they put :class:`Delta` values on a shared
 :class:`DeltaQueue`, which the main loop drains between scheduling cycles.
@@ -256,10 +257,15 @@ class Reflector:
                     rv = str(meta.get("resourceVersion") or "")
                     break
         except KubeError as err:
-            if err.status == 404 and not items:
+            if err.status in (403, 404) and not items:
                 if not self.absent:
-                    log.info("%s is not served; treating it as empty", self.kind.id,
-                             extra={"resource": self.kind.id})
+                    if err.status == 403:
+                        log.warning("%s: list forbidden (%s); treating it as empty: grant "
+                                    "list and watch on it to schedule these objects",
+                                    self.kind.id, err.message, extra={"resource": self.kind.id})
+                    else:
+                        log.info("%s is not served; treating it as empty", self.kind.id,
+                                 extra={"resource": self.kind.id})
                 self.absent = True
                 self._replace({}, "")
                 return

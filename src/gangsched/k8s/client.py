@@ -206,7 +206,7 @@ class Kube:
             raise _error(err) from None
         return _Watch(resp)
 
-    def served(self, group: str, version: str) -> set[str] | None:
+    def resources(self, group: str, version: str) -> list[Obj] | None:
         try:
             if not group:
                 data = self._call(self.core.get_api_resources)
@@ -216,8 +216,8 @@ class Kube:
             if err.status == 404:
                 return None
             raise
-        return {str(r.get("name")) for r in data.get("resources") or []
-                if isinstance(r, dict) and "/" not in str(r.get("name"))}
+        return [r for r in data.get("resources") or []
+                if isinstance(r, dict) and "/" not in str(r.get("name"))]
 
     def get(self, kind: Kind, namespace: str | None, name: str) -> Obj:
         ns = self._ns_args(kind, namespace)

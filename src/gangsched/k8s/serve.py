@@ -37,21 +37,19 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
+from gangsched.api.loader import Kinds
 from gangsched.api.types import Pod
+from gangsched.frontends import KINDS
 from gangsched.k8s.api import (
-    HYPERNODES,
-    KUEUE_GROUP,
-    KUEUE_TOPOLOGY_VERSIONS,
     NODES,
     PODS,
     VOLCANO_PODGROUPS,
-    WORKLOAD_API_VERSIONS,
     WORKLOAD_GROUP,
     Kind,
     KubeAPI,
     KubeError,
-    kueue_topology,
-    workload_api_kinds,
+    Obj,
+    version_priority,
 )
 from gangsched.k8s.backend import ClusterView, KubeBackend
 from gangsched.k8s.binder import Binder, Deleter
@@ -93,6 +91,7 @@ class ServeConfig:
     sync_timeout: float = 120.0  # seconds to wait for the first lists before giving up
     max_wait: float = 1.0  # longest idle sleep of the main loop
     watch_timeout: tuple[int, int] = (240, 360)
+    discovery_interval: float = 60.0  # seconds between looks for newly served kinds
     scheduler: SchedulerConfig = field(default_factory=SchedulerConfig)
 
 
@@ -133,31 +132,66 @@ def setup_logging(level: str = "info") -> Callable[[], None]:
     return restore
 
 
-def _served(api: KubeAPI, group: str, version: str) -> set[str]:
-    try:
-        return api.served(group, version) or set()
-    except KubeError as err:
-        log.warning("cannot discover %s/%s: %s", group, version, err)
-        return set()
+class _Discovery:
+    """Discovery answers, one request per group version (retried on server errors)."""
+
+    def __init__(self, api: KubeAPI, attempts: int = 4) -> None:
+        self.api = api
+        self.attempts = attempts
+        self.failed: list[str] = []  # group versions that could not be discovered
+        self._cache: dict[tuple[str, str], dict[str, Obj]] = {}
+
+    def kinds(self, group: str, version: str) -> dict[str, Obj]:
+        """Kind -> its APIResource entry, for what ``group/version`` serves."""
+        key = (group, version)
+        if key not in self._cache:
+            found: list[Obj] | None = None
+            for attempt in range(self.attempts):
+                try:
+                    found = self.api.resources(group, version)
+                    break
+                except KubeError as err:
+                    if not err.retriable or attempt == self.attempts - 1:
+                        gv = f"{group}/{version}" if group else version
+                        log.warning("cannot discover %s: %s; not watched for now", gv, err,
+                                    extra={"group_version": gv})
+                        self.failed.append(gv)
+                        break
+                    time.sleep(min(2.0, 0.2 * 2 ** attempt))
+            self._cache[key] = {str(r.get("kind")): r for r in found or []
+                                if isinstance(r, dict) and r.get("kind") and r.get("name")}
+        return self._cache[key]
 
 
-def watched_kinds(api: KubeAPI) -> list[Kind]:
-    """Nodes, pods, Volcano PodGroups and HyperNodes (watched even before their CRDs
-    exist: the reflector waits for them); each Workload API kind and Kueue's Topology in
-    the first version the server serves *it* in (kube-apiserver 1.37 serves Workload and
-    PodGroup in v1beta1 but CompositePodGroup only in v1alpha3; the versions are views of
-    the same objects, with the same fields)."""
-    kinds = [NODES, PODS, VOLCANO_PODGROUPS, HYPERNODES]
-    workload_kinds: dict[str, Kind] = {}
-    for version in WORKLOAD_API_VERSIONS:
-        for kind in workload_api_kinds(version, _served(api, WORKLOAD_GROUP, version)):
-            workload_kinds.setdefault(kind.plural, kind)
-    kinds.extend(workload_kinds.values())
-    for version in KUEUE_TOPOLOGY_VERSIONS:
-        if "topologies" in _served(api, KUEUE_GROUP, version):
-            kinds.append(kueue_topology(version))
-            break
-    return kinds
+def watched_kinds(api: KubeAPI, kinds: Kinds = KINDS,
+                  discovery: _Discovery | None = None) -> list[Kind]:
+    """Nodes and pods, and every other kind the front-ends read (``kinds``: the
+    composition root's) that the server serves, each in the version the server serves
+    it in that Kubernetes prefers (GA, then beta, then alpha): kube-apiserver 1.37
+    serves Workload and PodGroup in v1beta1 and v1alpha3 (one storage: the versions are
+    views of the same objects) but CompositePodGroup only in v1alpha3. The plural and
+    scope come from discovery. Kinds not served (a CRD not installed, an API group not
+    enabled) are skipped; :class:`Server` looks again now and then."""
+    found = discovery or _Discovery(api)
+    out = [NODES, PODS]
+    versions: dict[tuple[str, str], list[str]] = {}
+    for entry in kinds.entries:
+        for api_version in entry.api_versions or ():
+            group, _, version = api_version.rpartition("/")
+            if group or entry.kind not in (NODES.kind, PODS.kind):
+                versions.setdefault((group, entry.kind), []).append(version)
+    for (group, kind), listed in versions.items():
+        for version in sorted(set(listed), key=version_priority):
+            resource = found.kinds(group, version).get(kind)
+            if resource is not None:
+                out.append(Kind(group, version, str(resource["name"]), kind,
+                                namespaced=bool(resource.get("namespaced", True))))
+                break
+        else:
+            log.debug("%s (%s) is not served; not watched", kind,
+                      ", ".join(f"{group}/{v}" if group else v for v in listed),
+                      extra={"kind": kind, "group": group})
+    return out
 
 
 class Server:
@@ -181,11 +215,8 @@ class Server:
         self._heartbeat = time.monotonic()
         self.ready = False
         self.kinds = watched_kinds(api)
-        self.reflectors = [
-            Reflector(api, k, self.queue, watch_timeout=config.watch_timeout,
-                      on_error=lambda kind, _op: self.metrics.watch_errors.inc(
-                          resource=kind.id))
-            for k in self.kinds]
+        self.reflectors = [self._reflector(k) for k in self.kinds]
+        self._next_discovery = time.monotonic() + config.discovery_interval
         self.leader: LeaderElector | AlwaysLeader
         if config.leader_elect:
             self.leader = LeaderElector(api, LeaseConfig(
@@ -217,6 +248,28 @@ class Server:
         self.metrics.synced.set_function(lambda: 1.0 if self.ready else 0.0)
         self.metrics.deletes_pending.set_function(lambda: float(len(self.deleter.pending)))
         self.cycles = 0
+
+    def _reflector(self, kind: Kind) -> Reflector:
+        return Reflector(self.api, kind, self.queue, watch_timeout=self.config.watch_timeout,
+                         on_error=lambda k, _op: self.metrics.watch_errors.inc(resource=k.id))
+
+    def _rediscover(self) -> None:
+        """Watch the kinds the server has started serving since (a CRD installed later,
+        a group version that could not be discovered)."""
+        self._next_discovery = time.monotonic() + self.config.discovery_interval
+        known = {(k.group, k.kind) for k in self.kinds}
+        for kind in watched_kinds(self.api):
+            if (kind.group, kind.kind) in known:
+                continue
+            log.info("now served: watching %s", kind.id, extra={"resource": kind.id})
+            reflector = self._reflector(kind)
+            self.kinds.append(kind)
+            self.reflectors.append(reflector)
+            reflector.start()
+
+    def kind_of(self, group: str, kind: str) -> Kind | None:
+        """The watched resource of ``kind`` in ``group``, if any."""
+        return next((k for k in self.kinds if k.group == group and k.kind == kind), None)
 
     # -- control --------------------------------------------------------------------------
 
@@ -277,11 +330,18 @@ class Server:
         self.metrics.bind_errors.inc(reason=reason)
 
     def _podgroup(self, workload: str) -> tuple[Kind, str, str, Mapping[str, Any]] | None:
-        ident = (VOLCANO_PODGROUPS.id, workload)
-        if ident not in self.view.objects:
-            return None
+        """The object whose status tells how ``workload`` is doing: a Volcano PodGroup,
+        or the Workload API's PodGroup or CompositePodGroup at the root of its tree."""
         ns, _, name = workload.partition("/")
-        return VOLCANO_PODGROUPS, ns, name, self.view.statuses.get(ident, {})
+        for group, kind in ((VOLCANO_PODGROUPS.group, "PodGroup"),
+                            (WORKLOAD_GROUP, "PodGroup"), (WORKLOAD_GROUP, "CompositePodGroup")):
+            watched = self.kind_of(group, kind)
+            if watched is None:
+                continue
+            ident = (watched.id, workload)
+            if ident in self.view.objects:
+                return watched, ns, name, self.view.statuses.get(ident, {})
+        return None
 
     # -- running --------------------------------------------------------------------------
 
@@ -344,6 +404,8 @@ class Server:
                 wake = self.scheduler.next_wakeup()
                 if wake is not None:
                     wait = min(wait, max(0.0, wake - self.clock.now()))
+            if time.monotonic() >= self._next_discovery:
+                self._rediscover()
             due = self.deleter.next_due()
             if due is not None:
                 wait = min(wait, max(0.0, due - time.monotonic()))

@@ -17,8 +17,10 @@ JSON, apply)/delete, status subresources, ``pods/binding``, server-side tables f
         srv.faults.configure(error_rate=0.1, error_codes=[500, 429])
 
 Not a full API server: no authentication or authorization, no admission, no field
-ownership (an apply patch is a merge patch), no conversion between versions of a kind,
-no protobuf, no ``dryRun``, and deleting a pod removes it at once (no kubelet grace).
+ownership (an apply patch is a merge patch), conversion between the versions of a kind
+only by apiVersion (the Workload API's versions have the same fields), no protobuf
+decoding (a protobuf request is answered 415 and the client retries in JSON), no
+``dryRun``, and deleting a pod removes it at once (no kubelet grace).
 """
 
 from gangsched.testing.apiserver.errors import ApiError

@@ -1,9 +1,11 @@
 """The resources the test API server serves, as one table, and the discovery documents
 built from it.
 
-Adding a kind is one line in :data:`RESOURCES`. Each group/version is served separately:
-a kind offered in two versions (``scheduling.k8s.io`` PodGroups in ``v1beta1`` and
-``v1alpha3``) has two independent stores, with no conversion between them.
+Adding a kind is one line in :data:`RESOURCES`. A kind offered in two versions of its
+group (``scheduling.k8s.io`` Workloads and PodGroups in ``v1beta1`` and ``v1alpha3``, as
+Kubernetes 1.37 serves them; CompositePodGroup only in ``v1alpha3``) has one storage, in
+the first version listed: an object written in one version is read in the other
+(:meth:`~gangsched.testing.apiserver.store.Store.view` converts).
 """
 
 from __future__ import annotations

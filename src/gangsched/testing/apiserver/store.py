@@ -151,7 +151,12 @@ class Watcher:
         return self._matches is None or self._matches(stored.obj)
 
     def offer(self, event: Event) -> None:
-        """Called by the store, under its lock, for every event of this resource."""
+        """Called by the store, under its lock, for every event of this resource (in
+        any version of it: converted to the watched one)."""
+        if event.resource is not self.resource:
+            view = self.store.view
+            event = Event(event.rv, event.type, self.resource, view(self.resource, event.obj),
+                          view(self.resource, event.old) if event.old is not None else None)
         new_in = self._in_scope(event.obj)
         if event.type == "ADDED":
             item = ("ADDED", event.obj) if new_in else None
@@ -219,7 +224,17 @@ class Store:
         self._lock = threading.RLock()
         self._changed = threading.Condition(self._lock)
         self._rv = 0
-        self._objects: dict[Resource, dict[Key, Stored]] = {r: {} for r in self.resources}
+        # One storage per kind: the versions of a group's resource (the Workload API's
+        # v1beta1 and v1alpha3) share their objects, kept in the first version listed and
+        # converted on the way out (the versions have the same fields: only apiVersion
+        # changes), as kube-apiserver serves every version from one storage version.
+        self._storage: dict[Resource, Resource] = {}
+        first: dict[tuple[str, str], Resource] = {}
+        for r in self.resources:
+            self._storage[r] = first.setdefault((r.group, r.plural), r)
+        shared: dict[Resource, dict[Key, Stored]] = {}
+        self._objects: dict[Resource, dict[Key, Stored]] = {
+            r: shared.setdefault(self._storage[r], {}) for r in self.resources}
         self._history: deque[Event] = deque()
         self._history_size = max(1, history)
         self._floor = 0  # events with rv <= floor may be missing from the history
@@ -253,14 +268,14 @@ class Store:
         """
         r = self.resource(ref)
         with self._lock:
-            return copy.deepcopy(self._get(r, namespace, name).obj)
+            return copy.deepcopy(self.view(r, self._get(r, namespace, name)).obj)
 
     def find(self, ref: str | Resource, name: str, namespace: str | None = None) -> Obj | None:
         """Like :meth:`get`, None when missing."""
         r = self.resource(ref)
         with self._lock:
             stored = self._objects[r].get(self._key(r, namespace, name))
-            return copy.deepcopy(stored.obj) if stored else None
+            return copy.deepcopy(self.view(r, stored).obj) if stored else None
 
     def list(
         self,
@@ -288,7 +303,7 @@ class Store:
             for key in keys:
                 if namespace is not None and key[0] != namespace:
                     continue
-                stored = objects[key]
+                stored = self.view(r, objects[key])
                 if matches is None or matches(stored.obj):
                     chosen.append(stored)
             return chosen, self._rv
@@ -387,7 +402,7 @@ class Store:
     def stored(self, r: Resource, namespace: str | None, name: str) -> Stored:
         """The stored version of one object (not a copy: do not change it); 404 if
         missing."""
-        return self._get(r, namespace, name)
+        return self.view(r, self._get(r, namespace, name))
 
     def _get(self, r: Resource, namespace: str | None, name: str) -> Stored:
         stored = self._objects[r].get(self._key(r, namespace, name))
@@ -400,6 +415,16 @@ class Store:
 
     def _now(self) -> str:
         return timestamp(self.clock())
+
+    def storage_of(self, r: Resource) -> Resource:
+        """The resource whose version ``r``'s objects are stored in."""
+        return self._storage.get(r, r)
+
+    def view(self, r: Resource, stored: Stored) -> Stored:
+        """``stored`` as served in ``r``'s version (converted when stored in another)."""
+        if stored.obj.get("apiVersion") in (r.api_version, None):
+            return stored
+        return Stored({**stored.obj, "apiVersion": r.api_version})
 
     def _check_type(self, r: Resource, obj: Mapping[str, Any]) -> None:
         api_version, kind = obj.get("apiVersion"), obj.get("kind")
@@ -423,8 +448,9 @@ class Store:
         if len(self._history) >= self._history_size:
             self._floor = self._history.popleft().rv
         self._history.append(event)
+        storage = self.storage_of(r)
         for watcher in list(self._watchers):
-            if watcher.resource is r:
+            if watcher.resource is r or self.storage_of(watcher.resource) is storage:
                 watcher.offer(event)
         self._changed.notify_all()
         return stored
@@ -437,7 +463,7 @@ class Store:
             raise bad_request("the body of the request must be a JSON object")
         self._check_type(r, body)
         obj: Obj = copy.deepcopy(dict(body))
-        obj["apiVersion"], obj["kind"] = r.api_version, r.kind
+        obj["apiVersion"], obj["kind"] = self.storage_of(r).api_version, r.kind
         meta = obj.get("metadata")
         if not isinstance(meta, dict):
             meta = obj["metadata"] = {}
@@ -475,7 +501,7 @@ class Store:
         meta.setdefault("generation", 1)
         if api:
             self._prepare_create(r, obj)
-        return self._commit(r, key, obj, "ADDED", None)
+        return self.view(r, self._commit(r, key, obj, "ADDED", None))
 
     def _namespace_of(self, r: Resource, meta: Obj, namespace: str | None) -> str | None:
         if not r.namespaced:
@@ -549,7 +575,8 @@ class Store:
             raise invalid(r.kind, r.group, name, [
                 ("metadata.resourceVersion", "Invalid value: 0x0: must be specified for an "
                  "update")])
-        return self._replace(r, current, copy.deepcopy(dict(body)), subresource, api=api)
+        return self.view(r, self._replace(r, current, copy.deepcopy(dict(body)), subresource,
+                                          api=api))
 
     def _check_uid(self, r: Resource, current: Stored, meta: Mapping[str, Any]) -> None:
         """A uid in an update or patch is a precondition (the object may be a new one of
@@ -582,7 +609,7 @@ class Store:
                     new.pop("status", None)
             if api and r is self._pods:
                 _check_pod_spec(r, old, new)
-        new["apiVersion"], new["kind"] = r.api_version, r.kind
+        new["apiVersion"], new["kind"] = self.storage_of(r).api_version, r.kind
         meta = new.get("metadata")
         if not isinstance(meta, dict):
             meta = new["metadata"] = {}
@@ -622,7 +649,7 @@ class Store:
                 return self.create_in(r, applied, namespace, api=api)
         if current is None:
             raise not_found(r.plural, r.group, name)
-        old = current.obj
+        old = self.view(r, current).obj  # patched as the client sees it
         if patch_type in (MERGE_PATCH, APPLY_PATCH):
             if not isinstance(body, Mapping):
                 raise bad_request("a merge patch must be a JSON object")
@@ -648,7 +675,7 @@ class Store:
         self._check_uid(r, current, meta)
         if meta.get("name", name) != name:
             raise bad_request("metadata.name cannot be changed by a patch")
-        return self._replace(r, current, new, subresource, api=api)
+        return self.view(r, self._replace(r, current, new, subresource, api=api))
 
     @_locked
     def delete_in(self, r: Resource, namespace: str | None, name: str,
@@ -667,17 +694,17 @@ class Store:
         key = self._key(r, namespace, name)
         if meta.get("finalizers"):
             if meta.get("deletionTimestamp"):
-                return current, False
+                return self.view(r, current), False
             new = copy.deepcopy(current.obj)
             new["metadata"]["deletionTimestamp"] = self._now()
             new["metadata"]["deletionGracePeriodSeconds"] = 0
-            return self._commit(r, key, new, "MODIFIED", current), False
+            return self.view(r, self._commit(r, key, new, "MODIFIED", current)), False
         if r is self._namespaces:
             for other in self.resources:
                 if other.namespaced:
                     for k in [k for k in self._objects[other] if k[0] == name]:
                         self._delete_now(other, k)
-        return self._delete_now(r, key), True
+        return self.view(r, self._delete_now(r, key)), True
 
     def _delete_now(self, r: Resource, key: Key) -> Stored:
         current = self._objects[r][key]
@@ -773,8 +800,9 @@ class Store:
                                     "retryAfterSeconds": 1})
                 if since < self._floor:
                     raise expired(since, self._floor + 1)
+                storage = self.storage_of(r)
                 for event in self._history:
-                    if event.rv > since and event.resource is r:
+                    if event.rv > since and self.storage_of(event.resource) is storage:
                         w.offer(event)
             self._watchers.add(w)
             return w
