@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from gangsched.api.errors import GangschedError
 
 Obj = dict[str, Any]
+Resources = list[Obj]  # discovery entries (``list`` is a method name in KubeAPI)
 
 RETRIABLE = frozenset({429, 500, 502, 503, 504})
 
@@ -143,7 +144,7 @@ class KubeAPI(Protocol):
         """A watch from ``resource_version`` with bookmarks."""
         ...
 
-    def resources(self, group: str, version: str) -> list[Obj] | None:
+    def resources(self, group: str, version: str) -> Resources | None:
         """Discovery: the top-level resources served in ``group/version`` (the
         ``APIResourceList`` entries: ``name``, ``kind``, ``namespaced``, ...); None when
         the group version is not served."""

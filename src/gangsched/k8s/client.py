@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from gangsched.api.errors import GangschedError
-from gangsched.k8s.api import Kind, KubeError, Obj
+from gangsched.k8s.api import Kind, KubeError, Obj, Resources
 
 try:
     import urllib3
@@ -206,7 +206,7 @@ class Kube:
             raise _error(err) from None
         return _Watch(resp)
 
-    def resources(self, group: str, version: str) -> list[Obj] | None:
+    def resources(self, group: str, version: str) -> Resources | None:
         try:
             if not group:
                 data = self._call(self.core.get_api_resources)
