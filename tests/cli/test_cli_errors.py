@@ -133,15 +133,14 @@ def test_invalid_hierarchy_is_shown_and_the_rest_placed(run: Run, tmp_path: Path
     result = run("place", CLUSTER, good, broken, "-o", "json")
     assert result.exit_code == 1
     document = json.loads(result.stdout)
-    verdicts = {w["name"]: (w["admitted"], w.get("invalid", False))
-                for w in document["workloads"]}
-    assert verdicts["training/llama-pretrain-workers-0"] == (True, False)
-    assert verdicts["inference/loop-a"] == (False, True)
+    verdicts = {f"{w['namespace']}/{w['name']}": w["status"] for w in document["workloads"]}
+    assert verdicts["training/llama-pretrain-workers-0"] == "Admitted"
+    assert verdicts["inference/loop-a"] == "Invalid"
     errors = [line for line in result.stderr.splitlines() if not line.startswith("warning: ")]
     assert len(errors) == 1 and errors[0].startswith("error: ")
     assert "parent references form a cycle: loop-a -> loop-b -> loop-a" in errors[0]
     table = run("place", CLUSTER, good, broken)
-    assert table.exit_code == 1 and "invalid" in table.stdout
+    assert table.exit_code == 1 and "Invalid" in table.stdout
     checked = run("validate", CLUSTER, good, broken)
     assert checked.exit_code == 1
     assert [line for line in checked.stderr.splitlines() if line.startswith("error: ")] == [

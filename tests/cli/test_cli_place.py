@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_helpers import Run, assert_one_line_error
@@ -14,10 +15,10 @@ GOLDEN = Path(__file__).parent / "golden"
 CLUSTER = EXAMPLES / "cluster-small.yaml"
 
 
-def place_json(run: Run, *files: Path, cluster: Path = CLUSTER) -> dict[str, object]:
+def place_json(run: Run, *files: Path, cluster: Path = CLUSTER) -> dict[str, Any]:
     result = run("place", "-f", cluster, *(x for f in files for x in ("-f", f)), "-o", "json")
     assert result.exit_code == 0, result.output
-    data: dict[str, object] = json.loads(result.stdout)
+    data: dict[str, Any] = json.loads(result.stdout)
     return data
 
 
@@ -42,13 +43,16 @@ def test_examples_place_as_recorded(run: Run, example: str, cluster: str) -> Non
 
 def test_json_output_has_the_documented_fields(run: Run) -> None:
     data = place_json(run, EXAMPLES / "kthena-2p2d.yaml")
-    [w] = data["workloads"]  # type: ignore[misc]
-    assert w["name"] == "default/sample-0" and w["kind"] == "ModelServing"
-    assert w["admitted"] is True and w["reason"] == ""
+    assert data["apiVersion"] == "gangsched.io/v1" and data["kind"] == "PlacementResult"
+    [w] = data["workloads"]
+    assert (w["kind"], w["namespace"], w["name"]) == ("ModelServing", "default", "sample-0")
+    assert w["status"] == "Admitted" and "reason" not in w and w["minimum"] == 6
     assert len(w["pods"]) == 8
-    assert all(k.startswith("default/sample-0-") for k in w["pods"])
-    group = w["groups"][0]
-    assert {"path", "placed", "minimum", "domain"} <= set(group)
+    assert all(p["name"].startswith("sample-0-") and p["node"] for p in w["pods"])
+    root = w["groups"][0]
+    assert root["path"] == "default/sample-0" and root["kind"] == "Group"
+    assert root["pods"] == {"placed": 8, "minimum": 6, "total": 8}
+    assert root["children"] == {"satisfied": 2, "minimum": 2, "total": 2}
 
 
 def slot_nodes(tmp_path: Path, slots: int) -> Path:
@@ -66,25 +70,28 @@ def slot_nodes(tmp_path: Path, slots: int) -> Path:
 def test_seed_example_with_room_for_six_admits_the_minimum(run: Run, tmp_path: Path) -> None:
     result = run("place", "-f", slot_nodes(tmp_path, 6), "-f", EXAMPLES / "kthena-2p2d.yaml",
                  "-o", "json")
+    assert result.exit_code == 0, result.output
     [w] = json.loads(result.stdout)["workloads"]
-    assert w["admitted"] is True
-    pods = set(w["pods"])
+    assert w["status"] == "Admitted"
+    pods = {p["name"] for p in w["pods"] if p["node"]}
     assert {p for p in pods if "-prefill-" in p} == {
-        f"default/sample-0-prefill-{j}-{k}" for j in (0, 1) for k in (0, 1)}
+        f"sample-0-prefill-{j}-{k}" for j in (0, 1) for k in (0, 1)}
     assert len([p for p in pods if "-decode-" in p]) == 2
 
 
 def test_seed_example_with_room_for_five_places_nothing(run: Run, tmp_path: Path) -> None:
     result = run("place", "-f", slot_nodes(tmp_path, 5), "-f", EXAMPLES / "kthena-2p2d.yaml",
                  "-o", "json")
+    assert result.exit_code == 3  # a workload rejected: the CI gate fails
     [w] = json.loads(result.stdout)["workloads"]
-    assert w["admitted"] is False and w["pods"] == {}
+    assert w["status"] == "Rejected" and all(p["node"] is None for p in w["pods"])
+    assert len(w["pods"]) == 8
     assert "decode" in w["reason"]
 
 
 def test_table_output_names_the_reason(run: Run, tmp_path: Path) -> None:
     result = run("place", "-f", slot_nodes(tmp_path, 5), "-f", EXAMPLES / "kthena-2p2d.yaml")
-    assert result.exit_code == 0
+    assert result.exit_code == 3
     assert "sample-0" in result.stdout and "decode" in result.stdout
 
 

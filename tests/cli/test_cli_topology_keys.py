@@ -59,7 +59,8 @@ def write(path: Path, docs: list[dict[str, Any]]) -> Path:
 
 
 def racks_of(result: dict[str, Any], nodes: dict[str, str]) -> dict[str, set[str]]:
-    return {w["name"]: {nodes[n] for n in w["pods"].values()} for w in result["workloads"]}
+    return {f"{w['namespace']}/{w['name']}": {nodes[p["node"]] for p in w["pods"]}
+            for w in result["workloads"]}
 
 
 def test_upstream_tas_shape_places_without_a_topology(run: Run, tmp_path: Path) -> None:
@@ -72,7 +73,7 @@ def test_upstream_tas_shape_places_without_a_topology(run: Run, tmp_path: Path) 
     result = run("place", cluster, work, "-o", "json")
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
-    assert all(w["admitted"] for w in doc["workloads"])
+    assert all(w["status"] == "Admitted" for w in doc["workloads"])
     rack_of = {n["metadata"]["name"]: n["metadata"]["labels"][RACK] for n in nodes}
     assert all(len(r) == 1 for r in racks_of(doc, rack_of).values())
     assert len(set().union(*(r for name, r in racks_of(doc, rack_of).items()
@@ -86,7 +87,7 @@ def test_a_gang_larger_than_any_rack_is_rejected_naming_the_rack(
     result = run("place", cluster, work, "-o", "json")
     doc = json.loads(result.stdout)
     (w,) = doc["workloads"]
-    assert not w["admitted"]
+    assert w["status"] == "Rejected" and result.exit_code == 3
     assert "inside one rack" in w["reason"] and "holds 4000" in w["reason"]
 
 
@@ -102,11 +103,11 @@ def test_custom_label_keys_and_a_crossing_key(run: Run, tmp_path: Path) -> None:
     result = run("place", cluster, work, "-o", "json")
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
-    assert all(w["admitted"] for w in doc["workloads"]), doc
+    assert all(w["status"] == "Admitted" for w in doc["workloads"]), doc
     labels = {n["metadata"]["name"]: n["metadata"]["labels"] for n in nodes}
     for w in doc["workloads"]:
-        key = "example.com/plane" if w["name"].startswith("planes/") else "example.com/rack"
-        assert len({labels[n][key] for n in w["pods"].values()}) == 1
+        key = "example.com/plane" if w["namespace"] == "planes" else "example.com/rack"
+        assert len({labels[p["node"]][key] for p in w["pods"]}) == 1
 
 
 def test_composite_pod_group_on_rack_labels(run: Run, tmp_path: Path) -> None:
@@ -149,6 +150,6 @@ def test_composite_pod_group_on_rack_labels(run: Run, tmp_path: Path) -> None:
     result = run("place", cluster, work, "-o", "json")
     assert result.exit_code == 0, result.output
     (w,) = json.loads(result.stdout)["workloads"]
-    assert w["admitted"]
+    assert w["status"] == "Admitted"
     rack_of = {f"node-{i}": f"rack-{i // 100}" for i in range(300)}
-    assert len({rack_of[n] for n in w["pods"].values()}) == 1  # 3,000 pods, 4,000 per rack
+    assert len({rack_of[p["node"]] for p in w["pods"]}) == 1  # 3,000 pods, 4,000 per rack

@@ -1,5 +1,8 @@
-"""What every command shares: the app class with uniform error handling, consoles, the
-input-file options, and turning loaded inputs into a :class:`ClusterState`.
+"""What every command shares: the app class with uniform error handling (input errors
+one line with exit 1, usage errors one line with exit 2), consoles and plain columns for
+pipes, the options every command spells the same way (``-f``, ``-R``, ``-n``, ``-A``,
+``-l``, ``-o``, ``--no-headers``, ``-v``), and turning loaded inputs into a
+:class:`ClusterState`.
 
 Topology levels come from, in order of precedence: a Kueue/KAI ``Topology`` object in the
 inputs, the ``--topology`` option, the well-known keys present on the nodes.
@@ -8,13 +11,19 @@ inputs, the ``--topology`` option, the well-known keys present on the nodes.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+import os
+import sys
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+from typer._click.exceptions import ClickException, NoArgsIsHelpError
+from typer.core import TyperCommand, TyperGroup
 from typer.models import CommandFunctionType
 
 from gangsched.api.errors import GangschedError, InputError
@@ -35,10 +44,12 @@ MISSING_SHOWN = 5  # node names listed in a "lacks label" warning
 
 
 PIPE_WIDTH = 140  # columns when stdout is not a terminal (rich would assume 80)
+COLUMN_GAP = 3  # spaces between plain columns, as kubectl's tabwriter pads them
 
 
 def out() -> Console:
-    """Console on stdout (created per use, so it follows redirections such as CliRunner)."""
+    """Console on stdout (created per use, so it follows redirections such as CliRunner).
+    Rich leaves colours out when stdout is not a terminal or ``NO_COLOR`` is set."""
     console = Console(highlight=False)
     if not console.is_terminal:
         console.width = PIPE_WIDTH
@@ -47,6 +58,17 @@ def out() -> Console:
 
 def err() -> Console:
     return Console(stderr=True, highlight=False)
+
+
+def plain() -> bool:
+    """Whether stdout is not a terminal: then tables are plain columns without box
+    characters (kubectl's look), trees are indented text, and nothing is coloured."""
+    return not out().is_terminal
+
+
+def colour() -> bool:
+    """Whether stdout takes colours: a terminal, and ``NO_COLOR`` unset (no-color.org)."""
+    return not plain() and not os.environ.get("NO_COLOR")
 
 
 def error(message: str) -> None:
@@ -59,7 +81,114 @@ def warn(message: str) -> None:
     err().print(f"[yellow]warning: {escape(printable(message))}[/]", soft_wrap=True)
 
 
+def info(message: str) -> None:
+    """One dim line on stderr: progress and what was written, never data."""
+    err().print(f"[dim]{escape(printable(message))}[/]", soft_wrap=True)
+
+
+# -- plain columns -------------------------------------------------------------------------
+
+
+def columns_text(header: Sequence[str] | None, rows: Iterable[Sequence[str]]) -> list[str]:
+    """kubectl's columns: each left-aligned and padded to its widest cell plus three
+    spaces, the header in capitals, the last column unpadded; no line ends in spaces."""
+    lines = [list(map(printable, r)) for r in rows]
+    if header is not None:
+        lines.insert(0, [h.upper() for h in header])
+    if not lines:
+        return []
+    n = max(len(r) for r in lines)
+    widths = [max((len(r[i]) for r in lines if i < len(r)), default=0) for i in range(n)]
+    out_lines = []
+    for r in lines:
+        cells = [c.ljust(widths[i]) if i < len(r) - 1 else c for i, c in enumerate(r)]
+        out_lines.append((" " * COLUMN_GAP).join(cells).rstrip())
+    return out_lines
+
+
+def print_columns(header: Sequence[str], rows: Iterable[Sequence[str]], *,
+                  no_headers: bool = False) -> None:
+    """Rows as kubectl prints them (see :func:`columns_text`)."""
+    text = columns_text(None if no_headers else header, rows)
+    if text:
+        typer.echo("\n".join(text))
+
+
+def _cell_text(cell: Any) -> str:
+    if isinstance(cell, Text):
+        return cell.plain
+    if isinstance(cell, str):
+        return Text.from_markup(cell).plain
+    return str(cell)
+
+
+def print_table(table: Table, *, no_headers: bool = False) -> None:
+    """A rich table: drawn on a terminal; as plain columns (title on its own line, header
+    in capitals) when stdout is a pipe or a file, so ``grep``, ``awk`` and ``cut`` work."""
+    if not plain():
+        if no_headers:
+            table.show_header = False
+        out().print(table)
+        return
+    header = [_cell_text(c.header).replace(" ", "_") for c in table.columns]
+    cells = [[_cell_text(x) for x in c.cells] for c in table.columns]
+    rows = [[col[i] if i < len(col) else "" for col in cells] for i in range(table.row_count)]
+    if table.title and not no_headers:
+        typer.echo(_cell_text(table.title))
+    print_columns(header, rows, no_headers=no_headers)
+
+
 # -- the app -------------------------------------------------------------------------------
+
+
+USAGE_EXIT = 2
+
+
+def _usage_line(exc: ClickException) -> str:
+    """A click usage error as one line: its message, and where to read more."""
+    message = " ".join(exc.format_message().split())
+    ctx = getattr(exc, "ctx", None)
+    if ctx is not None and ctx.command.get_help_option(ctx) is not None:
+        message += f" (see '{ctx.command_path} {ctx.help_option_names[0]}')"
+    return message
+
+
+def _one_line_errors(run: Callable[..., Any], args: Sequence[str] | None,
+                     prog_name: str | None, complete_var: str | None, standalone_mode: bool,
+                     extra: dict[str, Any]) -> Any:
+    """Run click's ``main`` so that a usage error is one ``error:`` line on stderr with
+    exit status 2, like input errors (exit 1), not a box."""
+    if not standalone_mode:
+        return run(args, prog_name, complete_var, standalone_mode=False, **extra)
+    try:
+        code = run(args, prog_name, complete_var, standalone_mode=False, **extra)
+    except NoArgsIsHelpError as exc:  # the help was printed; say nothing more
+        sys.exit(exc.exit_code)
+    except ClickException as exc:
+        error(_usage_line(exc))
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        error("aborted")
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+class Group(TyperGroup):
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True,
+             windows_expand_args: bool = True, **extra: Any) -> Any:
+        extra["windows_expand_args"] = windows_expand_args
+        return _one_line_errors(super().main, args, prog_name, complete_var, standalone_mode,
+                                extra)
+
+
+class Command(TyperCommand):
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True,
+             windows_expand_args: bool = True, **extra: Any) -> Any:
+        extra["windows_expand_args"] = windows_expand_args
+        return _one_line_errors(super().main, args, prog_name, complete_var, standalone_mode,
+                                extra)
 
 
 def handle_errors(func: Callable[P, R]) -> Callable[P, R]:
@@ -77,17 +206,20 @@ def handle_errors(func: Callable[P, R]) -> Callable[P, R]:
 
 
 class App(typer.Typer):
-    """A typer app whose every command gets :func:`handle_errors`."""
+    """A typer app whose every command gets :func:`handle_errors` and whose usage errors
+    are one line (exit 2)."""
 
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("no_args_is_help", True)
         kwargs.setdefault("pretty_exceptions_show_locals", False)
         kwargs.setdefault("rich_markup_mode", "rich")
+        kwargs.setdefault("cls", Group)
         super().__init__(**kwargs)
 
     def command(
         self, *args: Any, **kwargs: Any
     ) -> Callable[[CommandFunctionType], CommandFunctionType]:
+        kwargs.setdefault("cls", Command)
         register = super().command(*args, **kwargs)
 
         def decorator(func: CommandFunctionType) -> CommandFunctionType:
@@ -97,17 +229,50 @@ class App(typer.Typer):
         return decorator
 
 
-# -- input options -------------------------------------------------------------------------
+# -- options every command spells the same way ---------------------------------------------
 
 FilesOption = Annotated[
     list[Path] | None,
     typer.Option(
-        "--file", "-f", help="YAML file with Kubernetes objects (repeatable).", show_default=False
+        "--filename", "-f", "--file",
+        help="File, directory (its YAML and JSON files; with -R its subdirectories too) or "
+        "- for stdin, with Kubernetes objects (repeatable).", show_default=False,
     ),
 ]
 PathsArgument = Annotated[
     list[Path] | None,
-    typer.Argument(help="YAML files (the same as -f, for shell globs).", show_default=False),
+    typer.Argument(help="The same as -f, for shell globs.", show_default=False,
+                   metavar="[FILE]..."),
+]
+RecursiveOption = Annotated[
+    bool,
+    typer.Option("--recursive", "-R",
+                 help="Read the directories given with -f recursively."),
+]
+NamespaceOption = Annotated[
+    str | None,
+    typer.Option("--namespace", "-n", help="Only the workloads in this namespace "
+                 "(default: every namespace in the inputs; nodes are cluster-scoped).",
+                 show_default=False),
+]
+AllNamespacesOption = Annotated[
+    bool,
+    typer.Option("--all-namespaces", "-A",
+                 help="The workloads of every namespace (the default; wins over -n)."),
+]
+SelectorOption = Annotated[
+    str | None,
+    typer.Option("--selector", "-l", help="Only the workloads whose object's labels match "
+                 "this selector, as kubectl's: app=x,tier!=y,env in (a,b),!canary.",
+                 show_default=False),
+]
+NoHeadersOption = Annotated[
+    bool,
+    typer.Option("--no-headers", help="Print table rows without the header line."),
+]
+VerboseOption = Annotated[
+    int,
+    typer.Option("--verbose", "-v", count=True, help="Say more (repeatable: -vv)."),
 ]
 TopologyOption = Annotated[
     str | None,
@@ -140,12 +305,43 @@ def validate_mode(value: str | None) -> Mode | None:
     return None if value is None else parse_mode(value)
 
 
-def input_files(paths: Sequence[Path] | None, files: Sequence[Path] | None) -> list[Path]:
-    """Files named as arguments and with -f, in that order; at least one."""
+YAML_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def input_files(paths: Sequence[Path] | None, files: Sequence[Path] | None,
+                recursive: bool = False) -> list[Path]:
+    """Files named as arguments and with -f, in that order, directories expanded as
+    kubectl expands them: their YAML and JSON files, sorted, and with ``recursive`` those
+    of every subdirectory too (hidden ones left out); ``-`` is stdin. At least one."""
     chosen = [*(paths or ()), *(files or ())]
     if not chosen:
-        raise InputError("no input files: give them as arguments or with -f FILE")
-    return chosen
+        raise InputError("no input files: give them with -f FILE (or as arguments)")
+    found: list[Path] = []
+    for path in chosen:
+        if str(path) == "-" or not path.is_dir():
+            found.append(path)
+            continue
+        inside = _directory_files(path, recursive)
+        if not inside:
+            more = (" (use -R to read its subdirectories)"
+                    if not recursive and any(p.is_dir() for p in path.iterdir()) else "")
+            raise InputError(f"no .yaml, .yml or .json files in the directory{more}",
+                             file=str(path))
+        found.extend(inside)
+    return found
+
+
+def _directory_files(directory: Path, recursive: bool) -> list[Path]:
+    files: list[Path] = []
+    for entry in sorted(directory.iterdir()):
+        if entry.name.startswith("."):
+            continue
+        if entry.is_dir():
+            if recursive:
+                files.extend(_directory_files(entry, recursive))
+        elif entry.suffix in YAML_SUFFIXES and entry.is_file():
+            files.append(entry)
+    return files
 
 
 def load_inputs(files: Sequence[Path], ignore_unknown: bool = False,

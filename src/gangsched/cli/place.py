@@ -1,48 +1,92 @@
-"""``gangsched place``: where would these workloads go on this cluster, and if not, why."""
+"""``gangsched place``: where would these workloads go on this cluster, and if not, why.
+
+Output (``-o``): a row per workload (table), and a row per pod with its node (wide), the
+``PlacementResult`` document (json, yaml), or ``kind/name`` per workload (name). Exit
+status: 0 all admitted, 1 bad input, 2 bad usage, 3 a workload rejected or waiting.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import Annotated, Any
+from pathlib import Path
+from typing import Annotated
 
 import typer
 import yaml
 from rich.markup import escape
-from rich.table import Table
 
 from gangsched.api.errors import InputError
-from gangsched.batch import WorkloadOutcome, group_dict, place_plan
+from gangsched.api.loader import Inputs
+from gangsched.batch import place_plan
 from gangsched.cli.common import (
+    COLUMN_GAP,
+    AllNamespacesOption,
     FilesOption,
     IgnoreUnknownOption,
+    NamespaceOption,
+    NoHeadersOption,
     PathsArgument,
+    RecursiveOption,
+    SelectorOption,
     TopologyOption,
     ValidateOption,
+    VerboseOption,
+    colour,
+    columns_text,
+    err,
     error,
+    info,
     input_files,
     load_inputs,
     out,
     parse_topology_option,
+    print_columns,
     report_missing,
     validate_mode,
     warn,
 )
+from gangsched.cli.result import (
+    ADMITTED,
+    HEADER,
+    INVALID,
+    NONE,
+    REJECTED,
+    WAITING,
+    WIDE_HEADER,
+    Where,
+    WorkloadResult,
+    document,
+    rows,
+    workload_result,
+)
+from gangsched.cli.select import Scope
 from gangsched.cluster.state import ClusterState
 from gangsched.cluster.topology import derive_levels
 from gangsched.frontends import assemble
 from gangsched.gang import constraint_keys
-from gangsched.model import Plan, Workload
+from gangsched.model import Plan
 
 
 class Output(StrEnum):
     table = "table"
+    wide = "wide"
     json = "json"
     yaml = "yaml"
+    name = "name"
 
 
-OutputOption = Annotated[Output, typer.Option("--output", "-o", help="Output format.")]
+OutputOption = Annotated[Output, typer.Option(
+    "--output", "-o", help="table: a row per workload; wide: and a row per pod with its "
+    "node; json or yaml: the PlacementResult document (docs/placement-result.md); name: "
+    "kind/name of each workload.")]
+AllowRejectedOption = Annotated[bool, typer.Option(
+    "--allow-rejected", help="Exit 0 even when a workload is rejected or waiting (exit 3 "
+    "otherwise).")]
+
+REJECTED_EXIT = 3
 
 
 def plan_levels(plan: Plan, topology_option: str | None) -> list[str] | None:
@@ -72,80 +116,125 @@ def plan_state(plan: Plan, topology_option: str | None) -> ClusterState:
     return state
 
 
-def place_cmd(
-    paths: PathsArgument = None,
-    files: FilesOption = None,
-    output: OutputOption = Output.table,
-    topology: TopologyOption = None,
-    ignore_unknown: IgnoreUnknownOption = False,
-    validate: ValidateOption = None,
-) -> None:
-    """Place every workload in the inputs on the cluster (Nodes and bound Pods in the
-    inputs), all-or-nothing per gang, and explain every rejection. A workload whose input
-    is invalid (a broken CompositePodGroup hierarchy) is shown as invalid while the others
-    are placed; the command then exits 1."""
-    inputs = load_inputs(input_files(paths, files), ignore_unknown, validate_mode(validate))
+@dataclass
+class Placed:
+    """What one ``place`` run decided: the plan (only the workloads in scope), the state
+    after, and each workload's result in input order."""
+
+    plan: Plan
+    state: ClusterState
+    results: list[WorkloadResult]
+    warnings: list[str]
+    inputs: Inputs
+
+
+def run_place(files: list[Path], scope: Scope, topology: str | None = None,
+              ignore_unknown: bool = False, validate: str | None = None) -> Placed:
+    """Load, assemble, keep the workloads in scope and place them as one batch."""
+    inputs = load_inputs(files, ignore_unknown, validate_mode(validate))
     plan = assemble(inputs)
     for message in plan.warnings[len(inputs.warnings):]:
         warn(message)
+    if not scope.everything:
+        scope.index(inputs)
+        plan = dataclasses.replace(plan, workloads=scope.workloads(plan.workloads))
     state = plan_state(plan, topology)
-    outcomes = mark_invalid(plan, place_plan(plan, state))
-    document = {"workloads": [_as_dict(o, w) for o, w in zip(outcomes, plan.workloads,
-                                                            strict=True)]}
+    outcomes = place_plan(plan, state)
+    results = [workload_result(w, o) for w, o in zip(plan.workloads, outcomes, strict=True)]
+    return Placed(plan, state, results, [*plan.warnings], inputs)
+
+
+def place_cmd(
+    paths: PathsArgument = None,
+    files: FilesOption = None,
+    recursive: RecursiveOption = False,
+    namespace: NamespaceOption = None,
+    all_namespaces: AllNamespacesOption = False,
+    selector: SelectorOption = None,
+    output: OutputOption = Output.table,
+    no_headers: NoHeadersOption = False,
+    allow_rejected: AllowRejectedOption = False,
+    topology: TopologyOption = None,
+    ignore_unknown: IgnoreUnknownOption = False,
+    validate: ValidateOption = None,
+    verbose: VerboseOption = 0,
+) -> None:
+    """Place every workload of the inputs on their cluster (the Nodes, and the Pods bound
+    to them), all-or-nothing per gang, and say why when one does not fit.
+
+    Exit status: 0 every workload admitted (or nothing to place), 1 bad input (a workload
+    whose input is invalid is shown as such while the others are placed), 2 bad usage,
+    3 a workload rejected or waiting (0 with --allow-rejected). See
+    [bold]gangsched explain KIND/NAME[/] for one decision step by step."""
+    scope = Scope.of(namespace, all_namespaces, selector)
+    placed = run_place(input_files(paths, files, recursive), scope, topology,
+                       ignore_unknown, validate)
+    results = placed.results
     if output is Output.json:
-        typer.echo(json.dumps(document, indent=2))
+        typer.echo(json.dumps(document(results, placed.warnings), indent=2))
     elif output is Output.yaml:
-        typer.echo(yaml.safe_dump(document, sort_keys=False), nl=False)
+        typer.echo(yaml.safe_dump(document(results, placed.warnings), sort_keys=False),
+                   nl=False)
+    elif output is Output.name:
+        for r in results:
+            typer.echo(r.ref)
+    elif not results:
+        if err().is_terminal:  # as kubectl's "No resources found": for people only
+            info("no workloads to place" + ("" if scope.everything else " in this scope"))
     else:
-        print_table(outcomes, {o.name for o, w in zip(outcomes, plan.workloads, strict=True)
-                               if w.invalid})
-    invalid = [w for w in plan.workloads if w.invalid]
+        print_results(results, Where(placed.state), wide=output is Output.wide or verbose > 0,
+                      no_headers=no_headers, namespaces=scope.namespace is None)
+        if verbose:
+            print_groups(results, no_headers)
+    invalid = [r for r in results if r.status == INVALID]
     if invalid:  # bad input wins: the others are placed, the exit status says it
         more = f" (and {len(invalid) - 1} more invalid workloads)" if len(invalid) > 1 else ""
-        error(f"{invalid[0].invalid}{more}")
+        error(f"{invalid[0].reason}{more}")
         raise typer.Exit(1)
+    if not allow_rejected and any(not r.ok for r in results):
+        raise typer.Exit(REJECTED_EXIT)
 
 
-def mark_invalid(plan: Plan, outcomes: list[WorkloadOutcome]) -> list[WorkloadOutcome]:
-    """Outcomes with every invalid workload shown as such: not admitted, not waiting, its
-    problem as the reason."""
-    return [dataclasses.replace(o, admitted=False, waiting=False, reason=w.invalid)
-            if w.invalid else o for o, w in zip(outcomes, plan.workloads, strict=True)]
+_STYLE = {ADMITTED: "green", WAITING: "yellow", REJECTED: "red", INVALID: "bold red",
+          "Placed": "green", "Pending": "yellow"}
 
 
-def _as_dict(outcome: WorkloadOutcome, workload: Workload) -> dict[str, Any]:
-    data = outcome.as_dict()
-    if workload.invalid:
-        data["invalid"] = True
-    return data
-
-
-def print_table(outcomes: list[WorkloadOutcome], invalid: set[str] | None = None) -> None:
-    console = out()
-    if not outcomes:
-        console.print("no workloads in the inputs")
+def print_results(results: list[WorkloadResult], where: Where, *, wide: bool,
+                  no_headers: bool, namespaces: bool = True) -> None:
+    """kubectl's columns; the status coloured on a terminal (unless NO_COLOR)."""
+    header: tuple[str, ...] = WIDE_HEADER if wide else HEADER
+    table = rows(results, where, wide=wide)
+    if not namespaces:  # one namespace was asked for: its name in every row says nothing
+        header, table = header[1:], [r[1:] for r in table]
+    lines = columns_text(None if no_headers else header, table)
+    if not colour():
+        typer.echo("\n".join(lines))
         return
-    summary = Table(title="workloads", title_justify="left")
-    for col in ("workload", "kind", "admitted", "pods", "reason"):
-        summary.add_column(col, overflow="fold")
-    for o in outcomes:
-        verdict = ("[bold red]invalid[/]" if o.name in (invalid or ())
-                   else "[yellow]waiting[/]" if o.waiting
-                   else "[green]yes[/]" if o.admitted else "[red]no[/]")
-        summary.add_row(escape(o.name), o.kind, verdict, f"{len(o.pods)}/{o.total_pods}",
-                        escape(o.reason))
-    console.print(summary)
-    groups = Table(title="groups", title_justify="left")
-    for col in ("group", "placed / minimum", "domain"):
-        groups.add_column(col, overflow="fold")
-    for o in outcomes:
-        for g in o.groups:
-            d: dict[str, Any] = group_dict(g)
-            if g.kind == "PodSet" and g.placed_pods == 0 and g.min_pods == 0:
-                continue
-            mark = "" if g.satisfied else " [red]✗[/]"
-            groups.add_row(escape(g.path), f"{d['placed']} / {d['minimum']} {d['counts']}{mark}",
-                           escape(g.domain or ""))
-    if groups.row_count:
-        console.print(groups)
+    console = out()
+    status = header.index("status")
+    start = sum(max(len(x) for x in (header[i], *(r[i] for r in table))) + COLUMN_GAP
+                for i in range(status))
+    if not no_headers:
+        console.print(escape(lines[0]), soft_wrap=True)
+    for line, row in zip(lines[0 if no_headers else 1:], table, strict=True):
+        cell, style = row[status], _STYLE.get(row[status], "")
+        end = start + len(cell)
+        console.print(f"{escape(line[:start])}[{style}]{escape(cell)}[/]{escape(line[end:])}"
+                      if style else escape(line), soft_wrap=True)
 
+
+def print_groups(results: list[WorkloadResult], no_headers: bool) -> None:
+    """Every group of every workload: pods placed/minimum/total, children satisfied/
+    minimum/total, the domain it was pinned to."""
+    table = []
+    for r in results:
+        for g in r.groups:
+            children = (f"{g.satisfied_children}/{g.min_groups}/{g.children}"
+                        if g.kind == "Group" else NONE)
+            table.append([g.path, g.kind, "yes" if g.satisfied else "no",
+                          f"{g.placed_pods}/{g.min_pods}/{g.size}", children,
+                          g.domain or NONE])
+    if table:
+        typer.echo("")
+        print_columns(("group", "kind", "satisfied", "pods", "children", "domain"), table,
+                      no_headers=no_headers)
