@@ -16,13 +16,18 @@ import yaml
 
 from gangsched.api.errors import InputError
 from gangsched.cli.common import (
+    AllNamespacesOption,
     FilesOption,
     IgnoreUnknownOption,
+    NamespaceOption,
     PathsArgument,
+    RecursiveOption,
+    SelectorOption,
     input_files,
     load_inputs,
     warn,
 )
+from gangsched.cli.select import Scope
 from gangsched.frontends.kthena import model_servings, translate
 
 
@@ -34,12 +39,19 @@ class Format(StrEnum):
 FormatOption = Annotated[Format, typer.Option("--output", "-o", help="Output format.")]
 
 
-def translated(files: list[Path], ignore_unknown: bool = False) -> list[dict[str, Any]]:
-    """Every ModelServing in ``files`` translated: its PodGroups, then its Pods."""
+def translated(files: list[Path], ignore_unknown: bool = False, scope: Scope | None = None
+               ) -> list[dict[str, Any]]:
+    """Every ModelServing in ``files`` (in ``scope``: -n, -l) translated: its PodGroups,
+    then its Pods."""
     inputs = load_inputs(files, ignore_unknown)
     servings = model_servings(inputs)
     if not servings:
         raise InputError("no ModelServing objects in the input files")
+    if scope is not None and not scope.everything:
+        scope.index(inputs)
+        servings = [ms for ms in servings if scope.matches("ModelServing", ms.namespace, ms.name)]
+        if not servings:
+            raise InputError("no ModelServing objects in the input files match -n/-l")
     objects: list[dict[str, Any]] = []
     for ms in servings:
         for message in ms.warnings:
@@ -60,8 +72,14 @@ def render(objects: list[dict[str, Any]], fmt: Format) -> str:
 def translate_cmd(
     paths: PathsArgument = None,
     files: FilesOption = None,
+    recursive: RecursiveOption = False,
+    namespace: NamespaceOption = None,
+    all_namespaces: AllNamespacesOption = False,
+    selector: SelectorOption = None,
     output: FormatOption = Format.yaml,
     ignore_unknown: IgnoreUnknownOption = False,
 ) -> None:
     """Print the PodGroups and Pods Kthena's controller creates for each ModelServing."""
-    typer.echo(render(translated(input_files(paths, files), ignore_unknown), output), nl=False)
+    scope = Scope.of(namespace, all_namespaces, selector)
+    objects = translated(input_files(paths, files, recursive), ignore_unknown, scope)
+    typer.echo(render(objects, output), nl=False)
