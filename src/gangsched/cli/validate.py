@@ -9,31 +9,41 @@ import typer
 from gangsched.api.errors import GangschedError, InputError
 from gangsched.api.schema import Mode
 from gangsched.cli.common import (
+    AllNamespacesOption,
     FilesOption,
     IgnoreUnknownOption,
+    NamespaceOption,
     PathsArgument,
+    RecursiveOption,
+    SelectorOption,
     TopologyOption,
     ValidateOption,
+    VerboseOption,
     error,
+    info,
     input_files,
-    out,
     validate_mode,
     warn,
 )
 from gangsched.cli.place import plan_chain
+from gangsched.cli.select import Scope
 from gangsched.frontends import FRONT_ENDS, assemble, load
 from gangsched.gang import validate
 
 
 def problems(files: list[Path], ignore_unknown: bool, topology: str | None,
-             validate_fields: Mode | None = None) -> list[str]:
+             validate_fields: Mode | None = None, scope: Scope | None = None) -> list[str]:
     """Every problem found: per document while loading, then per front-end (cross-object
-    checks, and workloads a front-end marks invalid), then each gang tree's own rules.
-    The loader's warnings are printed as they are found."""
+    checks, and workloads a front-end marks invalid), then each gang tree's own rules
+    (of the workloads in ``scope``: every object is checked against its schema whatever
+    the scope). The loader's warnings are printed as they are found."""
     found: list[InputError] = []
     inputs = load(files, ignore_unknown=ignore_unknown, errors=found, validate=validate_fields)
     for message in inputs.warnings:
         warn(message)
+    scope = scope or Scope()
+    if not scope.everything:
+        scope.index(inputs)
     lines = [str(e) for e in found]
     for front_end in FRONT_ENDS:
         try:
@@ -41,12 +51,12 @@ def problems(files: list[Path], ignore_unknown: bool, topology: str | None,
         except GangschedError as e:
             lines.append(str(e))
         else:
-            lines.extend(w.invalid for w in built.workloads if w.invalid)
+            lines.extend(w.invalid for w in built.workloads if w.invalid and scope.workload(w))
     if len(lines) > len(found):
         return lines  # trees are built only from objects that passed their own checks
     plan = assemble(inputs)
     levels = plan_chain(plan, topology)
-    for w in plan.ready:
+    for w in scope.workloads(plan.ready):
         assert w.tree is not None
         try:
             validate(w.tree, levels)
@@ -58,16 +68,28 @@ def problems(files: list[Path], ignore_unknown: bool, topology: str | None,
 def validate_cmd(
     paths: PathsArgument = None,
     files: FilesOption = None,
+    recursive: RecursiveOption = False,
+    namespace: NamespaceOption = None,
+    all_namespaces: AllNamespacesOption = False,
+    selector: SelectorOption = None,
     topology: TopologyOption = None,
     ignore_unknown: IgnoreUnknownOption = False,
     validate_fields: ValidateOption = None,
+    verbose: VerboseOption = 0,
 ) -> None:
-    """Check every object in the input files; exit 1 with one line per problem."""
-    files = input_files(paths, files)
-    found = problems(files, ignore_unknown, topology, validate_mode(validate_fields))
+    """Check every object in the input files: exit 1 with one line per problem, naming
+    the file, document, object and field; else say how many files were read and valid.
+    -n and -l choose the workloads whose gang rules are checked."""
+    scope = Scope.of(namespace, all_namespaces, selector)
+    files = input_files(paths, files, recursive)
+    found = problems(files, ignore_unknown, topology, validate_mode(validate_fields), scope)
     lines = list(dict.fromkeys(found))  # two front-ends may find the same problem
     for line in lines:
         error(line)
     if lines:
         raise typer.Exit(1)
-    out().print(f"ok: {len(files)} file(s) valid")
+    if verbose:
+        for path in files:
+            info(f"read {'<stdin>' if str(path) == '-' else path}")
+    count = len(files)
+    typer.echo(f"{count} {'file' if count == 1 else 'files'} valid")
