@@ -25,9 +25,10 @@ def run() -> Run:
 
 @pytest.fixture
 def cluster_256(run: Run, tmp_path: Path) -> Path:
-    """2 zones x 2 blocks x 4 racks x 16 hosts, written by ``cluster generate -o``."""
+    """2 zones x 2 blocks x 4 racks x 16 hosts, written by ``cluster generate --output-file``."""
     path = tmp_path / "cluster.yaml"
     result = run("cluster", "generate", "--levels", "zone=2,block=2,rack=4,host=16",
-                 "--node", "cpu=64,memory=512Gi,nvidia.com/gpu=8,pods=110", "-o", path)
+                 "--node", "cpu=64,memory=512Gi,nvidia.com/gpu=8,pods=110",
+                 "--output-file", path)
     assert result.exit_code == 0, result.output
     return path

@@ -35,7 +35,7 @@ def test_generate_prints_256_nodes_in_topology_order(run: Run) -> None:
 def test_generate_prefix_and_output_file(run: Run, tmp_path: Path) -> None:
     path = tmp_path / "sub" / "c.yaml"
     result = run("cluster", "generate", "--levels", "example.com/rack=2,host=2",
-                 "--prefix", "gpu", "-o", path)
+                 "--prefix", "gpu", "--output-file", path)
     assert result.exit_code == 0, result.output
     assert "wrote 4 nodes" in result.stderr
     nodes = [d for d in yaml.safe_load_all(path.read_text()) if d["kind"] == "Node"]
@@ -84,7 +84,7 @@ def test_show_tree_with_depth(run: Run, cluster_256: Path) -> None:
 def _nodes_only(run: Run, tmp_path: Path, levels: str) -> Path:
     path = tmp_path / "nodes.yaml"
     result = run("cluster", "generate", "--levels", levels, "--node", NODE,
-                 "--no-topology-object", "-o", path)
+                 "--no-topology-object", "--output-file", path)
     assert result.exit_code == 0, result.output
     return path
 

@@ -2,31 +2,39 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import numpy as np
 import typer
+import yaml
 from rich import box
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 from rich.tree import Tree
 
 from gangsched.cli.common import (
     App,
     FilesOption,
     IgnoreUnknownOption,
+    NoHeadersOption,
     PathsArgument,
+    RecursiveOption,
     TopologyOption,
     build_state,
-    err,
+    info,
     input_files,
     levels_source,
     load_inputs,
     out,
+    plain,
+    print_table,
 )
 from gangsched.cluster.generate import (
     HOSTNAME_KEY,
@@ -55,6 +63,11 @@ MAIN_RESOURCES = (
 # -- generate ------------------------------------------------------------------------------
 
 
+class Format(StrEnum):
+    yaml = "yaml"
+    json = "json"
+
+
 @app.command()
 def generate(
     levels: Annotated[
@@ -71,9 +84,12 @@ def generate(
         typer.Option("--node", help="Allocatable (and capacity) of every node."),
     ] = "cpu=128,memory=1Ti,nvidia.com/gpu=8,pods=110",
     prefix: Annotated[str, typer.Option("--prefix", help="Node name prefix.")] = "node",
-    output: Annotated[
+    output: Annotated[Format, typer.Option(
+        "--output", "-o", help="Multi-document YAML, or a JSON v1 List (as kubectl -o json).")
+    ] = Format.yaml,
+    output_file: Annotated[
         Path | None,
-        typer.Option("--output", "-o", help="Write to this file instead of stdout.",
+        typer.Option("--output-file", help="Write to this file instead of stdout.",
                      show_default=False),
     ] = None,
     topology_object: Annotated[
@@ -84,15 +100,18 @@ def generate(
         ),
     ] = True,
 ) -> None:
-    """Print Node manifests (multi-document YAML) for a regular topology tree."""
+    """Print Node manifests for a regular topology tree."""
     level_spec = parse_levels_spec(levels)
     text = generate_yaml(level_spec, parse_node_spec(node), prefix, topology=topology_object)
-    if output is None:
+    if output is Format.json:
+        items = [d for d in yaml.safe_load_all(text) if d is not None]
+        text = json.dumps({"apiVersion": "v1", "kind": "List", "items": items}, indent=2) + "\n"
+    if output_file is None:
         _write_stdout(text)
         return
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(text, encoding="utf-8")
-    err().print(f"wrote {node_count(level_spec):,} nodes to {output}", soft_wrap=True)
+    output_file.parent.mkdir(parents=True, exist_ok=True)
+    output_file.write_text(text, encoding="utf-8")
+    info(f"wrote {node_count(level_spec):,} nodes to {output_file}")
 
 
 def _write_stdout(text: str) -> None:
@@ -211,19 +230,41 @@ def summary_line(stats: _ClusterStats) -> str:
     return f"{nodes}: {domains}" if domains else f"{nodes}, no topology levels"
 
 
-def _tree(stats: _ClusterStats, depth: int) -> Tree:
-    root = Tree(_label(stats, "cluster", stats.total_nodes, stats.total_alloc, stats.total_free))
-    parents: list[Tree] = [root]
+def _tree_lines(stats: _ClusterStats, depth: int) -> list[tuple[int, str]]:
+    """(depth, label) of the cluster and of every domain down to ``depth`` levels, in
+    tree (depth-first) order."""
+    root = _label(stats, "cluster", stats.total_nodes, stats.total_alloc, stats.total_free)
+    children: dict[tuple[int, int], list[tuple[int, int]]] = {}
     for li, lv in enumerate(stats.levels[:depth]):
-        here = [
-            parents[max(int(lv.parent[d]), 0)].add(
-                _label(stats, f"{lv.name} {_value(stats, li, d)}", int(lv.nodes[d]),
-                       lv.alloc[:, d], lv.free[:, d])
-            )
-            for d in range(len(lv.values))
-        ]
-        parents = here
-    return root
+        for d in range(len(lv.values)):
+            parent = (li - 1, max(int(lv.parent[d]), 0)) if li else (-1, 0)
+            children.setdefault(parent, []).append((li, d))
+    out = [(0, root)]
+
+    def visit(key: tuple[int, int]) -> None:
+        for li, d in children.get(key, ()):
+            lv = stats.levels[li]
+            out.append((li + 1, _label(stats, f"{lv.name} {_value(stats, li, d)}",
+                                       int(lv.nodes[d]), lv.alloc[:, d], lv.free[:, d])))
+            visit((li, d))
+
+    visit((-1, 0))
+    return out
+
+
+def _print_tree(stats: _ClusterStats, depth: int) -> None:
+    """A tree on a terminal; indented lines, two spaces a level, in a pipe."""
+    lines = _tree_lines(stats, depth)
+    if plain():
+        typer.echo("\n".join("  " * level + Text.from_markup(label).plain
+                             for level, label in lines))
+        return
+    root = Tree(lines[0][1])
+    stack = [root]
+    for level, label in lines[1:]:
+        del stack[level:]
+        stack.append(stack[-1].add(label))
+    out().print(root)
 
 
 def _table(title: str, first: list[str]) -> Table:
@@ -276,31 +317,42 @@ def _first_domains_table(stats: _ClusterStats, depth: int, limit: int) -> Table:
 def show(
     paths: PathsArgument = None,
     files: FilesOption = None,
+    recursive: RecursiveOption = False,
     topology: TopologyOption = None,
     depth: Annotated[
         int | None,
         typer.Option("--depth", min=0, help="Show only this many levels (default: all).",
                      show_default=False),
     ] = None,
+    no_headers: NoHeadersOption = False,
     ignore_unknown: IgnoreUnknownOption = False,
 ) -> None:
-    """Show the topology tree with node count, capacity and free resources per domain."""
-    inputs = load_inputs(input_files(paths, files), ignore_unknown)
+    """Show the topology tree with node count, capacity and free resources per domain
+    (free/capacity; pods bound in the inputs take their share)."""
+    inputs = load_inputs(input_files(paths, files, recursive), ignore_unknown)
     state = build_state(inputs, topology)
     stats = _stats(state)
     shown = len(stats.levels) if depth is None else min(depth, len(stats.levels))
-    console = out()
     keys = " > ".join(lv.key for lv in stats.levels) or "none"
-    console.print(f"[dim]levels: {escape(keys)} (from {escape(levels_source(inputs, topology))})"
-                  "[/]", soft_wrap=True)
+    _note(f"levels: {keys} (from {levels_source(inputs, topology)})")
     n_domains = sum(len(lv.values) for lv in stats.levels[:shown])
     if n_domains <= MAX_TREE_DOMAINS:
-        console.print(_tree(stats, shown))
+        _print_tree(stats, shown)
     else:
-        console.print(_label(stats, "cluster", stats.total_nodes, stats.total_alloc,
-                             stats.total_free), soft_wrap=True)
-        console.print(_levels_table(stats, shown))
-        console.print(_first_domains_table(stats, shown, FIRST_DOMAINS))
-        console.print(f"[dim]{n_domains:,} domains are too many for a tree; "
-                      "use --depth N to see a tree of the N widest levels[/]", soft_wrap=True)
-    console.print(summary_line(stats), soft_wrap=True)
+        _say(_label(stats, "cluster", stats.total_nodes, stats.total_alloc, stats.total_free))
+        print_table(_levels_table(stats, shown), no_headers=no_headers)
+        print_table(_first_domains_table(stats, shown, FIRST_DOMAINS), no_headers=no_headers)
+        _note(f"{n_domains:,} domains are too many for a tree; "
+              "use --depth N to see a tree of the N widest levels")
+    _say(summary_line(stats))
+
+
+def _say(markup: str) -> None:
+    if plain():
+        typer.echo(Text.from_markup(markup).plain)
+    else:
+        out().print(markup, soft_wrap=True)
+
+
+def _note(text: str) -> None:
+    _say(f"[dim]{escape(text)}[/]")
