@@ -1,6 +1,6 @@
 """``gangsched bench``: benchmarks as commands. Each subcommand is a thin wrapper over a
 function in :mod:`gangsched.bench` that returns a result; here we only print it (a table,
-or ``-o json``) and save it (``--output-file``)."""
+plain columns in a pipe, or ``-o json``) and save it (``--output-file``)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from rich.table import Table
 from gangsched.api.errors import InputError
 from gangsched.bench import machine_info, write_json
 from gangsched.bench.load import run_load_bench
-from gangsched.cli.common import App, err, out
+from gangsched.cli.common import App, info, print_table
 
 app = App(help="Benchmarks (wall clock and CPU time, on this machine).")
 
@@ -36,10 +36,10 @@ def _emit(result: Mapping[str, Any], table: Table, output: Format, path: Path | 
     if output is Format.json:
         typer.echo(json.dumps({**result, "machine": machine_info()}, indent=2))
     else:
-        out().print(table)
+        print_table(table)
     if path is not None:
         write_json(result, path)
-        err().print(f"[dim]wrote {path}[/]", soft_wrap=True)
+        info(f"wrote {path}")
 
 
 @app.command("load")
@@ -67,7 +67,7 @@ def load_cmd(
 
 
 def _progress(message: str) -> None:
-    err().print(f"[dim]{message}[/]", soft_wrap=True)
+    info(message)
 
 
 @app.command("place")

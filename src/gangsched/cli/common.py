@@ -89,12 +89,14 @@ def info(message: str) -> None:
 # -- plain columns -------------------------------------------------------------------------
 
 
-def columns_text(header: Sequence[str] | None, rows: Iterable[Sequence[str]]) -> list[str]:
+def columns_text(header: Sequence[str] | None, rows: Iterable[Sequence[str]], *,
+                 caps: bool = True) -> list[str]:
     """kubectl's columns: each left-aligned and padded to its widest cell plus three
-    spaces, the header in capitals, the last column unpadded; no line ends in spaces."""
-    lines = [list(map(printable, r)) for r in rows]
+    spaces, the header in capitals (unless ``caps`` is false: headers that are names),
+    the last column unpadded; no line ends in spaces."""
+    lines = [[printable(c) for c in r] for r in rows]
     if header is not None:
-        lines.insert(0, [h.upper() for h in header])
+        lines.insert(0, [_upper(h) if caps else h for h in header])
     if not lines:
         return []
     n = max(len(r) for r in lines)
@@ -106,36 +108,43 @@ def columns_text(header: Sequence[str] | None, rows: Iterable[Sequence[str]]) ->
     return out_lines
 
 
+def _upper(text: str) -> str:
+    return "".join(c.upper() if c.isascii() else c for c in text)  # µs stays µs
+
+
 def print_columns(header: Sequence[str], rows: Iterable[Sequence[str]], *,
-                  no_headers: bool = False) -> None:
+                  no_headers: bool = False, caps: bool = True) -> None:
     """Rows as kubectl prints them (see :func:`columns_text`)."""
-    text = columns_text(None if no_headers else header, rows)
+    text = columns_text(None if no_headers else header, rows, caps=caps)
     if text:
         typer.echo("\n".join(text))
 
 
 def _cell_text(cell: Any) -> str:
     if isinstance(cell, Text):
-        return cell.plain
-    if isinstance(cell, str):
-        return Text.from_markup(cell).plain
-    return str(cell)
+        text = cell.plain
+    elif isinstance(cell, str):
+        text = Text.from_markup(cell).plain
+    else:
+        text = str(cell)
+    return " ".join(text.split())  # one line per row
 
 
-def print_table(table: Table, *, no_headers: bool = False) -> None:
+def print_table(table: Table, *, no_headers: bool = False, caps: bool = True) -> None:
     """A rich table: drawn on a terminal; as plain columns (title on its own line, header
-    in capitals) when stdout is a pipe or a file, so ``grep``, ``awk`` and ``cut`` work."""
+    in capitals unless ``caps`` is false) when stdout is a pipe or a file, so ``grep``,
+    ``awk`` and ``cut`` work."""
     if not plain():
         if no_headers:
             table.show_header = False
         out().print(table)
         return
-    header = [_cell_text(c.header).replace(" ", "_") for c in table.columns]
+    header = [_cell_text(c.header) for c in table.columns]
     cells = [[_cell_text(x) for x in c.cells] for c in table.columns]
     rows = [[col[i] if i < len(col) else "" for col in cells] for i in range(table.row_count)]
     if table.title and not no_headers:
         typer.echo(_cell_text(table.title))
-    print_columns(header, rows, no_headers=no_headers)
+    print_columns(header, rows, no_headers=no_headers, caps=caps)
 
 
 # -- the app -------------------------------------------------------------------------------

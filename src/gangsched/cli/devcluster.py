@@ -28,6 +28,9 @@ from gangsched.cli.common import (
     FilesOption,
     IgnoreUnknownOption,
     PathsArgument,
+    RecursiveOption,
+    VerboseOption,
+    input_files,
     load_inputs,
     out,
     warn,
@@ -111,6 +114,7 @@ def serve(srv: TestAPIServer, stop: threading.Event) -> None:
 def dev_cluster_cmd(
     paths: PathsArgument = None,
     files: FilesOption = None,
+    recursive: RecursiveOption = False,
     port: Annotated[int, typer.Option("--port", help="Port to listen on (0: any free one).")]
     = 8080,
     host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
@@ -136,13 +140,15 @@ def dev_cluster_cmd(
                            help="Allow a non-loopback --host (there is no authentication).")
     ] = False,
     log_requests: Annotated[
-        bool, typer.Option("--log-requests", help="Log every request on stderr.")
+        bool, typer.Option("--log-requests", help="Log every request on stderr (as -v).")
     ] = False,
     ignore_unknown: IgnoreUnknownOption = False,
+    verbose: VerboseOption = 0,
 ) -> None:
     """Run a local Kubernetes API server holding the Nodes (and other objects) of the
     input files, for [bold]gangsched serve[/] and kubectl, until Ctrl-C."""
-    chosen = [*(paths or ()), *(files or ())]
+    chosen = input_files(paths, files, recursive) if paths or files else []
+    log_requests = log_requests or verbose > 0
     srv, kinds = build_server(chosen, host=host, port=port, error_rate=error_rate,
                               latency_ms=latency_ms, seed=seed, kubelet=kubelet,
                               allow_remote=allow_remote, ignore_unknown=ignore_unknown,

@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from gangsched.api.errors import GangschedError
-from gangsched.cli.common import TopologyOption, parse_topology_option
+from gangsched.cli.common import TopologyOption, VerboseOption, parse_topology_option
 
 INSTALL_HINT = "gangsched serve needs the Kubernetes client: pip install 'gangsched[k8s]'"
 
@@ -70,10 +70,13 @@ def serve_cmd(
     log_level: Annotated[
         str, typer.Option("--log-level", help="debug, info, warning or error.")
     ] = "info",
+    verbose: VerboseOption = 0,
 ) -> None:
     """Schedule every pod whose schedulerName is ours, whole gangs at a time (Volcano
     PodGroups as Kthena creates them, HyperNodes, the Workload API), beside the default
     scheduler. Logs are JSON lines on stderr; SIGTERM shuts down gracefully."""
+    if verbose:
+        log_level = "debug"  # -v: as --log-level debug
     levels = parse_topology_option(topology) if topology is not None else None
     try:
         from gangsched.k8s.leader import LeaseConfig

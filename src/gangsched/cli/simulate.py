@@ -23,7 +23,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from gangsched.api.errors import InputError
-from gangsched.cli.common import err, out
+from gangsched.cli.common import err, info, out, plain, print_table
 from gangsched.sim.inputs import ScenarioRequest, build_scenario, check_request, parse_params
 from gangsched.sim.policies import POLICIES, make_policy, parse_spec, variants
 from gangsched.sim.result import Study
@@ -171,9 +171,16 @@ def fidelity_rows(study: Study) -> list[dict[str, str]]:
     return rows
 
 
+def say(text: str) -> None:
+    """A line of text on stdout (no markup: brackets in it stay as they are)."""
+    if plain():
+        typer.echo(text)
+    else:
+        out().print(escape(text), soft_wrap=True)
+
+
 def report_summary(study: Study, summary: dict[str, Any], output: Format,
                    target: Path | None) -> None:
-    console = out()
     from gangsched.sim.report import (
         TABLE_CAPTION,
         comparison_table,
@@ -186,28 +193,30 @@ def report_summary(study: Study, summary: dict[str, Any], output: Format,
 
         typer.echo(json.dumps(_jsonable(summary), indent=2, sort_keys=True))
     else:
-        console.print(escape(table_title(summary)), soft_wrap=True)
-        console.print(comparison_table(summary))
-        console.print(TABLE_CAPTION, soft_wrap=True)
+        say(table_title(summary))
+        print_table(comparison_table(summary), caps=False)  # policy names
+        say(TABLE_CAPTION)
     if target is None:
         return
     written = write_report(study, target, summary, fidelity_rows(study))
-    message = (f"wrote {len(written)} files to {escape(str(target))}"
-               + (f" (open {escape(str(target / 'report.html'))})"
+    message = (f"wrote {len(written)} files to {target}"
+               + (f" (open {target / 'report.html'})"
                   if any(p.name == "report.html" for p in written) else ""))
-    (err() if output is Format.json else console).print(message)
+    if output is Format.json:
+        info(message)
+    else:
+        say(message)
 
 
 def print_list() -> None:
-    console = out()
     table = Table(title="scenarios", title_justify="left")
     table.add_column("name", no_wrap=True)
     table.add_column("what")
     for name, (_, what) in SCENARIOS.items():
-        table.add_row(name, what)
-    console.print(table)
-    console.print("--load F multiplies a scenario's calibrated arrival rate: at 1.0 the "
-                  "workloads arriving offer 100% of the cluster's GPUs (0.7: 70%, 1.1: 110%).")
+        table.add_row(name, escape(what))
+    print_table(table)
+    say("--load F multiplies a scenario's calibrated arrival rate: at 1.0 the "
+        "workloads arriving offer 100% of the cluster's GPUs (0.7: 70%, 1.1: 110%).")
     table = Table(title="policies", title_justify="left")
     table.add_column("name", no_wrap=True)
     table.add_column("emulates")
@@ -217,6 +226,6 @@ def print_list() -> None:
         knobs = "; ".join(f"{k}={'|'.join(str(c).lower() for c in v.choices)}"
                           for k, v in cls.KNOBS.items()) or "-"
         table.add_row(name, escape(text.split(". ")[0].rstrip(".") + "."), escape(knobs))
-    console.print(table)
-    console.print("sensitivity variants: " + "; ".join(
+    print_table(table)
+    say("sensitivity variants: " + "; ".join(
         f"{n}: {', '.join(variants(n))}" for n in POLICIES if n != "gangsched"))

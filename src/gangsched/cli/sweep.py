@@ -9,11 +9,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from gangsched.api.errors import InputError
-from gangsched.cli.common import err, out
-from gangsched.cli.simulate import MAX_SEEDS, Format, _progress, spec_string
+from gangsched.cli.common import info, print_table
+from gangsched.cli.simulate import MAX_SEEDS, Format, _progress, say, spec_string
 from gangsched.sim.inputs import ScenarioRequest, check_request, parse_params
 from gangsched.sim.policies import POLICIES
 from gangsched.sim.scenarios import DEFAULT
@@ -65,15 +64,13 @@ def sweep_cmd(
         result = run_sweep(base, scenarios, loads, list(range(seed, seed + seeds)), specs,
                            workers=workers, ray=ray, done=done)
     summary = result.summary()
-    console = out()
     if output is Format.json:
         typer.echo(json.dumps(_jsonable(summary), indent=2, sort_keys=True))
     else:
         for cell in summary["cells"]:
-            console.print(escape(f"{table_title(cell['summary'])}, load {cell['load']:g}"),
-                          soft_wrap=True)
-            console.print(comparison_table(cell["summary"]))
-        console.print(TABLE_CAPTION, soft_wrap=True)
+            say(f"{table_title(cell['summary'])}, load {cell['load']:g}")
+            print_table(comparison_table(cell["summary"]), caps=False)
+        say(TABLE_CAPTION)
     if no_report:
         return
     from gangsched.cli.simulate import fidelity_rows
@@ -81,6 +78,8 @@ def sweep_cmd(
 
     written = write_sweep_report(result, out_dir,
                                  fidelity_rows(result.cells[0][1]) if result.cells else [])
-    (err() if output is Format.json else console).print(
-        f"wrote {len(written)} files to {escape(str(out_dir))} "
-        f"(open {escape(str(out_dir / 'report.html'))})")
+    message = f"wrote {len(written)} files to {out_dir} (open {out_dir / 'report.html'})"
+    if output is Format.json:
+        info(message)
+    else:
+        say(message)
