@@ -365,10 +365,31 @@ class ClusterView:
             else:
                 current[w.name] = w
                 wl_events.append(("WorkloadAdded", w.name))
+                if w.tree is None and w.waiting and (old_w is None
+                                                     or old_w.waiting != w.waiting):
+                    _log_waiting(w)
         wl_events.extend(("WorkloadRemoved", name) for name in self.workloads
                          if name not in current)
         self.workloads = current
         return node_events, wl_events
+
+
+MISSING_OBJECT = ("waiting for PodGroup", "waiting for parent")
+
+
+def _log_waiting(w: Workload) -> None:
+    """Pods naming a group that does not exist (or a group whose parent does not) are
+    worth a warning: nothing schedules them until it appears."""
+    pods = sorted(w.pods)
+    fields = {"unit": w.name, "kind": w.kind, "reason": w.waiting, "pods": len(pods),
+              "first_pod": pods[0] if pods else ""}
+    if w.invalid:
+        log.warning("%s %s is invalid: %s", w.kind, w.name, w.invalid, extra=fields)
+    elif any(w.waiting.startswith(m) for m in MISSING_OBJECT):
+        log.warning("%s: %s (%d pods wait for it)", w.name, w.waiting, len(pods),
+                    extra=fields)
+    else:
+        log.debug("%s: %s", w.name, w.waiting, extra=fields)
 
 
 def _same(a: Inputs | None, b: Inputs | None) -> bool:
@@ -408,6 +429,7 @@ class KubeBackend:
         self.on_bound: list[BindHook] = []
         self.on_evicted: list[BindHook] = []
         self.on_bind_error: list[Callable[[Pod, str, BindError], None]] = []
+        self.on_node_failure: list[Callable[[Pod, str], None]] = []  # (pod, cause)
 
     # -- the protocol ---------------------------------------------------------------------
 
@@ -482,7 +504,50 @@ class KubeBackend:
                 self.view.forget_tombstone(pod)
         for kind, name in changes.events:
             self._emit(kind, name)
+        failed = {name for kind, name in changes.events
+                  if kind in ("NodeRemoved", "NodeChanged")}
+        if failed:
+            self.check_nodes(failed)
         return changes
+
+    def check_nodes(self, names: Iterable[str] | None = None) -> int:
+        """Delete our bound pods on nodes (``names``, or every node) that were deleted,
+        are NotReady, or carry a ``NoExecute`` taint the pod does not tolerate: their
+        controllers recreate them and the scheduler repairs (or evicts) their gangs,
+        instead of waiting for the pod garbage collector or the taint manager. Cordoned
+        nodes (``spec.unschedulable``) keep their pods; they only take no new ones.
+        Returns how many pods were deleted (the leader only deletes)."""
+        if not self._is_leader():
+            return 0
+        wanted = set(names) if names is not None else None
+        lost: list[tuple[str, str, str]] = []
+        for key, pod in self.view.pods.items():
+            node_name = pod.node_name
+            if node_name is None or pod.scheduler_name != self.view.scheduler_name:
+                continue
+            if wanted is not None and node_name not in wanted:
+                continue
+            node = self.view.nodes.get(node_name)
+            if node is None:
+                lost.append((key, "deleted", f"node {node_name} was deleted"))
+            elif not node.ready:
+                lost.append((key, "not_ready", f"node {node_name} is NotReady"))
+            else:
+                taint = next((t for t in node.taints if t.effect == "NoExecute" and not any(
+                    tol.tolerates(t) for tol in pod.requirements.tolerations)), None)
+                if taint is not None:
+                    lost.append((key, "no_execute",
+                                 f"node {node_name} has taint {taint.key}:NoExecute"))
+        for key, cause, text in lost:
+            victim = self.view.pods.get(key)
+            if victim is None:
+                continue
+            log.warning("deleting %s: %s; its gang is repaired", key, text,
+                        extra={"pod": key, "node": victim.node_name, "cause": cause})
+            for hook in self.on_node_failure:
+                hook(victim, cause)
+            self.evict(key, f"node failure: {text}")
+        return len(lost)
 
     def _emit(self, kind: str, name: str) -> None:
         ev = ClusterEvent(kind, name, self.clock.now())

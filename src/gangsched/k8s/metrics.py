@@ -5,7 +5,20 @@ The Prometheus text exposition format (version 0.0.4) is written here directly (
 and ``# TYPE`` lines, escaped label values, cumulative ``_bucket{le=...}`` series with
 ``+Inf``, ``_sum`` and ``_count``.
 
-Metrics (all prefixed ``gangsched_``):
+Metrics under kube-scheduler's names (same name, type and labels, so its dashboards and
+alerts work; ``profile`` is the scheduler name):
+
+* ``scheduler_schedule_attempts_total{result,profile}``: pods whose scheduling attempt
+  ended ``scheduled``, ``unschedulable`` or ``error`` (a gang's attempt counts each pod);
+* ``scheduler_scheduling_attempt_duration_seconds{result,profile}``: the attempt's time;
+* ``scheduler_pending_pods{queue}``: pending pods by queue (``active``: due now,
+  ``backoff``: waiting for a retry, ``gated``: their gang is not ready to try);
+* ``scheduler_pod_scheduling_sli_duration_seconds``: from a gang entering the queue to
+  its admission;
+* ``scheduler_preemption_victims`` (pods deleted by a preemption) and
+  ``scheduler_preemption_attempts_total``.
+
+gangsched's own metrics (all prefixed ``gangsched_``):
 
 * ``schedule_attempts_total{result}``: unit placement attempts by result
   (``scheduled``, ``unschedulable``, ``error``);
@@ -147,37 +160,46 @@ class Gauge(_Metric):
 class Histogram(_Metric):
     type = "histogram"
 
-    def __init__(self, name: str, help: str, buckets: Sequence[float] = DEFAULT_BUCKETS) -> None:
-        super().__init__(name, help)
+    def __init__(self, name: str, help: str, buckets: Sequence[float] = DEFAULT_BUCKETS,
+                 labelnames: Sequence[str] = ()) -> None:
+        super().__init__(name, help, labelnames)
         self.buckets = tuple(sorted(buckets))
-        self._counts = [0] * len(self.buckets)
-        self._sum = 0.0
-        self._count = 0
+        # labels -> (bucket counts, sum, count)
+        self._series: dict[Labels, tuple[list[int], float, int]] = {} if labelnames else {
+            (): ([0] * len(self.buckets), 0.0, 0)}
 
-    def observe(self, value: float) -> None:
+    def observe(self, value: float, amount: int = 1, **labels: str) -> None:
+        """Record ``value`` (``amount`` times: the attempt of a gang of pods)."""
+        key = self._key(labels)
         with self._lock:
-            self._sum += value
-            self._count += 1
+            counts, total, n = self._series.get(key) or ([0] * len(self.buckets), 0.0, 0)
             for i, b in enumerate(self.buckets):
                 if value <= b:
-                    self._counts[i] += 1
+                    counts[i] += amount
                     break
+            self._series[key] = (counts, total + value * amount, n + amount)
+
+    def count_of(self, **labels: str) -> int:
+        series = self._series.get(self._key(labels))
+        return series[2] if series else 0
 
     @property
     def count(self) -> int:
-        return self._count
+        return sum(n for _, _, n in self._series.values())
 
     def samples(self) -> list[str]:
         with self._lock:
-            counts, total, n = list(self._counts), self._sum, self._count
+            items = sorted((k, (list(c), t, n)) for k, (c, t, n) in self._series.items())
         out = []
-        running = 0
-        for b, c in zip(self.buckets, counts, strict=True):
-            running += c
-            out.append(f'{self.name}_bucket{{le="{_number(b)}"}} {running}')
-        out.append(f'{self.name}_bucket{{le="+Inf"}} {n}')
-        out.append(f"{self.name}_sum {_number(total)}")
-        out.append(f"{self.name}_count {n}")
+        for key, (counts, total, n) in items:
+            running = 0
+            for b, c in zip(self.buckets, counts, strict=True):
+                running += c
+                out.append(f"{self.name}_bucket{_labels(key, (('le', _number(b)),))} "
+                           f"{running}")
+            out.append(f"{self.name}_bucket{_labels(key, (('le', '+Inf'),))} {n}")
+            out.append(f"{self.name}_sum{_labels(key)} {_number(total)}")
+            out.append(f"{self.name}_count{_labels(key)} {n}")
         return out
 
 
@@ -202,8 +224,34 @@ class Registry:
 class Metrics:
     """The scheduler's metrics."""
 
-    def __init__(self) -> None:
+    def __init__(self, profile: str = "gangsched") -> None:
         r = self.registry = Registry()
+        self.profile = profile
+        self.k_attempts: Counter = r.register(Counter(
+            "scheduler_schedule_attempts_total",
+            "Number of attempts to schedule pods, by the result. 'unschedulable' means a "
+            "pod could not be scheduled, while 'error' means an internal scheduler problem.",
+            ["result", "profile"]))
+        self.k_attempt_duration: Histogram = r.register(Histogram(
+            "scheduler_scheduling_attempt_duration_seconds",
+            "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
+            tuple(0.001 * 2 ** i for i in range(15)), ["result", "profile"]))
+        self.k_pending: Gauge = r.register(Gauge(
+            "scheduler_pending_pods",
+            "Number of pending pods, by the queue type. 'active' means number of pods in "
+            "activeQ; 'backoff' means number of pods in backoffQ; 'gated' is the number "
+            "of pods whose gang is not ready to be tried.", ["queue"]))
+        self.k_sli: Histogram = r.register(Histogram(
+            "scheduler_pod_scheduling_sli_duration_seconds",
+            "E2e latency for a pod being scheduled, from the time the pod enters the "
+            "scheduling queue (for a gang: the gang) until it is bound.",
+            tuple(0.01 * 2 ** i for i in range(20))))
+        self.k_victims: Histogram = r.register(Histogram(
+            "scheduler_preemption_victims", "Number of selected preemption victims",
+            (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)))
+        self.k_preemptions: Counter = r.register(Counter(
+            "scheduler_preemption_attempts_total",
+            "Total preemption attempts in the cluster till now"))
         self.attempts: Counter = r.register(Counter(
             "gangsched_schedule_attempts_total",
             "Scheduling attempts of gang units, by result.", ["result"]))
@@ -238,6 +286,20 @@ class Metrics:
             "gangsched_status_writes_total", "PodGroup status updates written."))
         self.deletes_pending: Gauge = r.register(Gauge(
             "gangsched_api_deletes_pending", "Pod deletes waiting for a retry."))
+        self.pod_conditions: Counter = r.register(Counter(
+            "gangsched_pod_unschedulable_conditions_total",
+            "PodScheduled=False/Unschedulable conditions written on pods."))
+        self.node_evictions: Counter = r.register(Counter(
+            "gangsched_node_failure_evictions_total",
+            "Bound pods deleted because their node was deleted, NotReady or tainted "
+            "NoExecute, by cause.", ["cause"]))
+
+    def attempt(self, result: str, seconds: float, pods: int) -> None:
+        """One gang's scheduling attempt of ``pods`` pods, in kube-scheduler's metrics."""
+        if pods <= 0:
+            return
+        self.k_attempts.inc(pods, result=result, profile=self.profile)
+        self.k_attempt_duration.observe(seconds, pods, result=result, profile=self.profile)
 
 
 class HealthServer:

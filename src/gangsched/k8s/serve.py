@@ -61,7 +61,7 @@ from gangsched.scheduler.backend import BindError
 from gangsched.scheduler.clock import RealClock
 from gangsched.scheduler.policy import GangschedPolicy, Policy
 from gangsched.scheduler.scheduler import Scheduler, SchedulerConfig
-from gangsched.scheduler.status import CycleReport, UnitState
+from gangsched.scheduler.status import CycleReport, SchedEvent, UnitState
 
 log = logging.getLogger("gangsched.k8s.serve")
 
@@ -208,7 +208,7 @@ class Server:
         self.policy = policy or GangschedPolicy()
         self.identity = config.identity or default_identity()
         self.clock = RealClock()
-        self.metrics = Metrics()
+        self.metrics = Metrics(config.scheduler_name)
         self.queue = DeltaQueue()
         self._stop = threading.Event()
         self._killed = False
@@ -237,6 +237,8 @@ class Server:
         self.backend.on_bound.append(self._bound)
         self.backend.on_evicted.append(self._evicted)
         self.backend.on_bind_error.append(self._bind_failed)
+        self.backend.on_node_failure.append(
+            lambda _pod, cause: self.metrics.node_evictions.inc(cause=cause))
         self.scheduler: Scheduler | None = None
         self.tracker: StatusTracker | None = None
         self.health: HealthServer | None = None
@@ -343,6 +345,29 @@ class Server:
                 return watched, ns, name, self.view.statuses.get(ident, {})
         return None
 
+    def _tree_groups(self, workload: str) -> list[tuple[Kind, str, str, Mapping[str, Any]]]:
+        """The Workload API groups inside ``workload``'s tree below its root (a
+        CompositePodGroup's child PodGroups and CompositePodGroups)."""
+        w = self.view.workloads.get(workload)
+        if w is None or w.tree is None:
+            return []
+        out: list[tuple[Kind, str, str, Mapping[str, Any]]] = []
+        stack = [c for c in getattr(w.tree, "children", [])]
+        while stack:
+            node = stack.pop()
+            stack.extend(getattr(node, "children", []))
+            kind_name = getattr(node, "kind", "")
+            source = getattr(node, "source", "")
+            watched = self.kind_of(WORKLOAD_GROUP, kind_name) if kind_name in (
+                "PodGroup", "CompositePodGroup") else None
+            if watched is None or not source or source == workload:
+                continue
+            ident = (watched.id, source)
+            if ident in self.view.objects:
+                ns, _, name = source.partition("/")
+                out.append((watched, ns, name, self.view.statuses.get(ident, {})))
+        return out
+
     # -- running --------------------------------------------------------------------------
 
     def start(self) -> None:
@@ -429,7 +454,10 @@ class Server:
         self.backend.unsubscribe_all()
         self.scheduler = Scheduler(self.backend, self.clock, self._scheduler_config(),
                                    self.policy)
-        self.tracker = StatusTracker(self.writer, self._podgroup, self.view.pods.get)
+        self.tracker = StatusTracker(self.writer, self._podgroup, self.view.pods.get,
+                                     raw_pod=self.view.raw_pods.get,
+                                     members=self._tree_groups)
+        self.backend.check_nodes()  # pods on nodes that failed while no one was leading
         units = self.scheduler.units.values()
         log.info("scheduler built from the API state", extra={
             "units": len(units), "running": sum(1 for u in units if u.running),
@@ -455,31 +483,77 @@ class Server:
         report = sched.run_cycle()
         self.cycles += 1
         m = self.metrics
-        m.cycle.observe(time.perf_counter() - start)
+        seconds = time.perf_counter() - start
+        m.cycle.observe(seconds)
         for s in report.decision_seconds:
             m.decision.observe(s)
+        per_attempt = (sum(report.decision_seconds) / len(report.decision_seconds)
+                       if report.decision_seconds else seconds)
         if self.tracker is not None:
             for ev in self.tracker.after_cycle(sched):
-                if ev.kind == "Admitted":
-                    m.attempts.inc(result="scheduled")
-                elif ev.kind == "Unschedulable":
-                    m.attempts.inc(result="unschedulable")
-                elif ev.kind == "BindFailed":
-                    m.attempts.inc(result="error")
+                self._decided(sched, ev, per_attempt)
         states: dict[str, int] = {s.value: 0 for s in UnitState}
         pending = 0
+        queues = {"active": 0, "backoff": 0, "gated": 0}
+        now = self.clock.now()
         for u in sched.units.values():
             states[u.state.value] = states.get(u.state.value, 0) + 1
             pending += u.queued and u.tree is not None
+            if u.state == UnitState.waiting:
+                queues["gated"] += len(u.set_of) - len(u.bound())
+            elif u.queued:
+                queue = "backoff" if u.queue.next_try > now else "active"
+                queues[queue] += len(u.set_of) - len(u.bound())
         m.pending.set(pending)
+        m.k_pending.replace(({"queue": k}, v) for k, v in queues.items())
         m.units.replace(({"state": k}, v) for k, v in states.items())
         m.events_dropped.catch_up(self.writer.stats.dropped)
         m.status_writes.catch_up(self.writer.stats.status_writes)
+        m.pod_conditions.catch_up(self.writer.stats.pod_conditions)
         if report.attempted or report.evicted_pods:
             log.debug("cycle", extra={"attempted": report.attempted,
                                       "admitted": report.admitted,
                                       "evicted_pods": report.evicted_pods})
         return report
+
+    def _decided(self, sched: Scheduler, ev: SchedEvent, attempt_seconds: float) -> None:
+        """Metrics and one log line for a scheduler event of the last cycle."""
+        m = self.metrics
+        u = sched.units.get(ev.unit)
+        pods = len(u.set_of) if u is not None else 0
+        latency = round(max(0.0, ev.time - u.queue.pending_since), 3) if u is not None \
+            else None
+        fields: dict[str, Any] = {"unit": ev.unit, "outcome": ev.kind, "pods": pods}
+        if ev.kind == "Admitted":
+            m.attempts.inc(result="scheduled")
+            m.attempt("scheduled", attempt_seconds, pods)
+            if latency is not None:
+                m.k_sli.observe(latency, pods)
+            nodes = sorted(set(u.bound().values())) if u is not None else []
+            log.info("scheduled %s on %s", ev.unit, ", ".join(nodes[:20]) + (
+                f" and {len(nodes) - 20} more" if len(nodes) > 20 else ""), extra={
+                **fields, "nodes": ",".join(nodes), "latency_s": latency})
+        elif ev.kind == "Unschedulable":
+            m.attempts.inc(result="unschedulable")
+            m.attempt("unschedulable", attempt_seconds, pods - len(u.bound()) if u else 0)
+            log.info("unschedulable %s: %s", ev.unit, ev.message,
+                     extra={**fields, "reason": ev.message, "latency_s": latency})
+        elif ev.kind == "BindFailed":
+            m.attempts.inc(result="error")
+            m.attempt("error", attempt_seconds, pods)
+            log.warning("binding %s failed: %s", ev.unit, ev.message,
+                        extra={**fields, "reason": ev.message})
+        elif ev.kind == "Preempted":
+            m.k_preemptions.inc()
+            m.k_victims.observe(pods)
+            log.info("preempted %s: %s", ev.unit, ev.message,
+                     extra={**fields, "reason": ev.message})
+        elif ev.kind in ("Evicted", "Degraded", "Repaired"):
+            log.info("%s %s: %s", ev.kind.lower(), ev.unit, ev.message,
+                     extra={**fields, "reason": ev.message})
+        else:
+            log.debug("%s %s: %s", ev.kind, ev.unit, ev.message,
+                      extra={**fields, "reason": ev.message})
 
     def shutdown(self) -> None:
         """Stop every thread; release the lease unless killed."""

@@ -13,6 +13,18 @@
   engine's reason) or ``Scheduled`` (reason "tasks in gang are ready to be scheduled").
   Written only when it changes, through the ``status`` subresource (falling back to
   the object when the CRD has none).
+* Workload API PodGroup and CompositePodGroup status (KEP-5832): the condition
+  ``PodGroupScheduled``, ``True`` (reason ``Scheduled``) once the gang is admitted,
+  ``False`` with reason ``Unschedulable`` (message: the engine's reason) when it does not
+  fit, ``False`` with reason ``Waiting`` while the group is not ready.
+* Pods of a gang that cannot be placed: ``PodScheduled=False``, reason
+  ``Unschedulable``, the gang's reason as message, as kube-scheduler writes it (the
+  condition cluster-autoscaler and Karpenter act on).
+
+A status write that fails (a server error, throttling, a conflict) is retried until it
+lands, with backoff, unless a newer status for the object replaced it; every
+``reconcile_interval`` seconds the tracker also compares each group's watched status
+with what it should be and writes again where they differ.
 
 Writes go through a :class:`StatusWriter` thread with a token bucket and a bounded
 queue, so that status never slows binding down; only the leader writes; when the queue
@@ -32,7 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gangsched.api.types import Pod
-from gangsched.k8s.api import EVENTS, Kind, KubeAPI, KubeError, Obj
+from gangsched.k8s.api import EVENTS, PODS, Kind, KubeAPI, KubeError, Obj
 from gangsched.scheduler.scheduler import Scheduler
 from gangsched.scheduler.status import SchedEvent, UnitState
 
@@ -40,6 +52,8 @@ log = logging.getLogger("gangsched.k8s.status")
 
 MAX_MESSAGE = 1024
 SCHEDULED_REASON = "tasks in gang are ready to be scheduled"
+WORKLOAD_GROUP = "scheduling.k8s.io"
+PODGROUP_SCHEDULED = "PodGroupScheduled"
 
 
 def now_rfc3339() -> str:
@@ -89,6 +103,8 @@ class WriterStats:
     status_writes: int = 0
     dropped: int = 0
     errors: int = 0
+    retries: int = 0
+    pod_conditions: int = 0
     skipped_not_leader: int = 0
     by_reason: dict[str, int] = field(default_factory=dict)
 
@@ -144,6 +160,7 @@ class StatusWriter:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._last_prune = clock()
+        self._failures = 0  # status writes failed in a row: the retry backoff
 
     # -- producers (main thread) ----------------------------------------------------------
 
@@ -223,15 +240,27 @@ class StatusWriter:
             try:
                 if isinstance(item, _StatusItem):
                     self._write_status(item)
+                    self._failures = 0
                 else:
                     self._write_event(item)
             except KubeError as err:
                 self.stats.errors += 1
                 log.debug("status write failed: %s", err)
+                if isinstance(item, _StatusItem) and (err.retriable or err.status == 409):
+                    self._retry(item)
             except Exception:
                 self.stats.errors += 1
                 log.exception("status write failed")
             self._prune()
+
+    def _retry(self, item: _StatusItem) -> None:
+        """Put a failed status write back (unless a newer one for the object came), and
+        back off before the next write."""
+        self.stats.retries += 1
+        self._failures += 1
+        with self._cond:
+            self._statuses.setdefault((item.kind.id, item.namespace, item.name), item)
+        self._stop.wait(min(2.0, 0.02 * 2 ** min(self._failures, 8)))
 
     def write_now(self, item: _EventItem | _StatusItem) -> None:
         """Write one item on the calling thread (tests)."""
@@ -347,10 +376,78 @@ def podgroup_status(states: list[tuple[UnitState, str, int]], current: Mapping[s
     return {"phase": phase, "running": bound, "conditions": [*others, cond]}
 
 
+def _workload_condition(status: str, reason: str, message: str, previous: list[Any],
+                        generation: int | None) -> Obj:
+    old = next((c for c in previous if isinstance(c, Mapping)
+                and c.get("type") == PODGROUP_SCHEDULED), None)
+    since = (str(old.get("lastTransitionTime")) if old is not None
+             and old.get("status") == status and old.get("lastTransitionTime")
+             else now_rfc3339())
+    cond: Obj = {"type": PODGROUP_SCHEDULED, "status": status, "reason": reason,
+                 "message": message[:MAX_MESSAGE], "lastTransitionTime": since}
+    if generation is not None:
+        cond["observedGeneration"] = generation
+    return cond
+
+
+def workload_group_status(states: list[tuple[UnitState, str, int]],
+                          current: Mapping[str, Any], generation: int | None = None) -> Obj:
+    """The Workload API status (KEP-5832) of a PodGroup or CompositePodGroup whose units
+    are in ``states``: the ``PodGroupScheduled`` condition, other conditions kept."""
+    previous = list(current.get("conditions") or [])
+    if states and all(s == UnitState.admitted for s, _, _ in states):
+        cond = _workload_condition("True", "Scheduled", "", previous, generation)
+    else:
+        blocked = next(((s, r) for s, r, _ in states if s != UnitState.admitted), None)
+        state, reason = blocked if blocked is not None else (UnitState.waiting, "")
+        if state == UnitState.running_degraded:
+            cond = _workload_condition("False", "Degraded", reason or str(state), previous,
+                                       generation)
+        elif state == UnitState.waiting:
+            cond = _workload_condition("False", "Waiting", reason or str(state), previous,
+                                       generation)
+        else:
+            cond = _workload_condition("False", "Unschedulable", reason or str(state),
+                                       previous, generation)
+    others = [c for c in previous if isinstance(c, Mapping)
+              and c.get("type") != PODGROUP_SCHEDULED]
+    return {"conditions": [*others, cond]}
+
+
+def pod_unschedulable_conditions(current: Mapping[str, Any] | None, message: str
+                                 ) -> list[Obj] | None:
+    """The pod's conditions with ``PodScheduled=False/Unschedulable`` and ``message``,
+    as kube-scheduler writes them; None when the pod already says exactly that."""
+    status = (current or {}).get("status")
+    previous = list(status.get("conditions") or []) if isinstance(status, Mapping) else []
+    message = message[:MAX_MESSAGE]
+    old = next((c for c in previous if isinstance(c, Mapping)
+                and c.get("type") == "PodScheduled"), None)
+    if old is not None and old.get("status") == "False" and \
+            old.get("reason") == "Unschedulable" and old.get("message") == message:
+        return None
+    since = (str(old.get("lastTransitionTime")) if old is not None
+             and old.get("status") == "False" and old.get("lastTransitionTime")
+             else now_rfc3339())
+    cond = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+            "message": message, "lastProbeTime": None, "lastTransitionTime": since}
+    others: list[Obj] = [dict(c) for c in previous if isinstance(c, Mapping)
+                         and c.get("type") != "PodScheduled"]
+    return [*others, cond]
+
+
 def _same_status(want: Mapping[str, Any], have: Mapping[str, Any]) -> bool:
     if want.get("phase") != have.get("phase") or want.get("running") != have.get("running"):
         return False
 
+    def conds(s: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+        return sorted((c.get("type"), c.get("status"), c.get("reason"), c.get("message"))
+                      for c in s.get("conditions") or [] if isinstance(c, Mapping))
+
+    return conds(want) == conds(have)
+
+
+def _same_conditions(want: Mapping[str, Any], have: Mapping[str, Any]) -> bool:
     def conds(s: Mapping[str, Any]) -> list[tuple[Any, ...]]:
         return sorted((c.get("type"), c.get("status"), c.get("reason"), c.get("message"))
                       for c in s.get("conditions") or [] if isinstance(c, Mapping))
@@ -367,15 +464,26 @@ class StatusTracker:
 
     def __init__(self, writer: StatusWriter,
                  podgroup: Callable[[str], tuple[Kind, str, str, Mapping[str, Any]] | None],
-                 pod: Callable[[str], Pod | None], *, keep_events: int = 1000) -> None:
+                 pod: Callable[[str], Pod | None], *, keep_events: int = 1000,
+                 raw_pod: Callable[[str], Mapping[str, Any] | None] | None = None,
+                 reconcile_interval: float = 30.0,
+                 members: Callable[[str], list[tuple[Kind, str, str, Mapping[str, Any]]]]
+                 | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.writer = writer
         self.podgroup = podgroup
+        self.members = members  # groups inside a workload's tree (a composite's children)
         self.pod = pod
+        self.raw_pod = raw_pod
         self.keep_events = keep_events
+        self.reconcile_interval = reconcile_interval
+        self.clock = clock
         self._seen = 0
         self._written: dict[str, Obj] = {}  # workload -> last status written
+        self._pod_messages: dict[str, str] = {}  # pod -> Unschedulable message written
         self._dirty: set[str] = set()
         self._first = True
+        self._next_reconcile = clock() + reconcile_interval
 
     def after_cycle(self, sched: Scheduler) -> list[SchedEvent]:
         """Write what the last cycle changed; returns its new scheduler events."""
@@ -394,8 +502,14 @@ class StatusTracker:
                         pod = self.pod(key)
                         if pod is not None:
                             self.writer.pod_event(pod, "Warning", "FailedScheduling", msg)
-        if self._first:  # a new leader: bring every PodGroup's status up to date
+                            if ev.kind == "Unschedulable":
+                                self._pod_unschedulable(pod, msg)
+        reconcile = self.clock() >= self._next_reconcile
+        if self._first or reconcile:  # a new leader, or now and then: every group's status
             self._first = False
+            self._next_reconcile = self.clock() + self.reconcile_interval
+            if reconcile:
+                self._written.clear()  # compare with what the API shows, not what we sent
             self._dirty.update(sched.registry.by_workload)
         for name in sorted(self._dirty):
             self._update(sched, name)
@@ -405,6 +519,20 @@ class StatusTracker:
             self._seen = len(sched.events)
         return events
 
+    def _pod_unschedulable(self, pod: Pod, message: str) -> None:
+        if self._pod_messages.get(pod.key) == message:
+            return
+        raw = self.raw_pod(pod.key) if self.raw_pod is not None else None
+        conditions = pod_unschedulable_conditions(raw, message)
+        self._pod_messages[pod.key] = message
+        if len(self._pod_messages) > 100_000:  # forget the oldest
+            for key in list(self._pod_messages)[:50_000]:
+                del self._pod_messages[key]
+        if conditions is None:
+            return
+        self.writer.stats.pod_conditions += 1
+        self.writer.status(PODS, pod.namespace, pod.name, {"conditions": conditions})
+
     def _update(self, sched: Scheduler, workload: str) -> None:
         target = self.podgroup(workload)
         if target is None:
@@ -412,6 +540,17 @@ class StatusTracker:
         kind, ns, name, current = target
         states = [(u.state, u.reason, u.n_bound) for n in sched.registry.by_workload.get(
             workload, []) if (u := sched.units.get(n)) is not None]
+        if kind.group == WORKLOAD_GROUP:
+            targets = [target, *(self.members(workload) if self.members else [])]
+            for kind, ns, name, current in targets:
+                want = workload_group_status(states, current)
+                key = f"{kind.kind}:{ns}/{name}"
+                if _same_conditions(want, current) or \
+                        _same_conditions(want, self._written.get(key, {})):
+                    continue
+                self._written[key] = want
+                self.writer.status(kind, ns, name, want)
+            return
         want = podgroup_status(states, current)
         if _same_status(want, current) or _same_status(want, self._written.get(workload, {})):
             return
