@@ -1,4 +1,5 @@
-"""``gangsched translate``: the PodGroups and Pods Kthena would create for ModelServings.
+"""``gangsched translate``: the PodGroups and Pods Kthena would create for ModelServings;
+with ``-o tree``, the gang tree every workload of the inputs becomes (:mod:`.tree`).
 
 Register with ``app.command("translate")(translate_cmd)`` on the top-level
 :class:`~gangsched.cli.common.App`, which turns input errors into one-line errors.
@@ -28,12 +29,15 @@ from gangsched.cli.common import (
     warn,
 )
 from gangsched.cli.select import Scope
+from gangsched.cli.tree import render_tree
+from gangsched.frontends import assemble
 from gangsched.frontends.kthena import model_servings, translate
 
 
 class Format(StrEnum):
     yaml = "yaml"
     json = "json"
+    tree = "tree"
 
 
 FormatOption = Annotated[Format, typer.Option("--output", "-o", help="Output format.")]
@@ -79,7 +83,14 @@ def translate_cmd(
     output: FormatOption = Format.yaml,
     ignore_unknown: IgnoreUnknownOption = False,
 ) -> None:
-    """Print the PodGroups and Pods Kthena's controller creates for each ModelServing."""
+    """Print the PodGroups and Pods Kthena's controller creates for each ModelServing
+    (-o tree: the gang tree of every workload, whatever its kind)."""
     scope = Scope.of(namespace, all_namespaces, selector)
+    if output is Format.tree:
+        inputs = load_inputs(input_files(paths, files, recursive), ignore_unknown)
+        plan = assemble(inputs)
+        scope.index(inputs)
+        typer.echo(render_tree(plan, scope.workloads(plan.workloads)), nl=False)
+        return
     objects = translated(input_files(paths, files, recursive), ignore_unknown, scope)
     typer.echo(render(objects, output), nl=False)
