@@ -101,6 +101,8 @@ def run(attempt: Attempt, facts: Facts, domains: Domains, opts: Options) -> Outc
     budget = Budget(attempt.backtrack, attempt.score, opts.max_dry_runs)
     search = Search(facts, domains, opts, budget, pack=attempt.node_order == "pack",
                     own=attempt.own)
+    if search.log is not None:
+        search.log.attempt(search, attempt.node_order == "pack", attempt.tree, facts.unit)
     root = search.first(attempt.tree)
     if root is None:
         return Outcome(Status(Code.UNSCHEDULABLE), search)
@@ -137,6 +139,8 @@ def place(
     if won is None:
         assert explainer is not None
         search = explainer.search
+        if search.log is not None:
+            search.log.explaining(search)
         status = Status(Code.UNSCHEDULABLE, reasons(search, unit))
         search.txn.discard()
         return _decision(unit, state, status, None, minimum, search.budget.dry_runs, facts)

@@ -35,6 +35,7 @@ from gangsched.placement.engine.extras import grow
 from gangsched.placement.engine.facts import Facts
 from gangsched.placement.engine.options import Options
 from gangsched.placement.engine.pods import Pods
+from gangsched.placement.engine.trace import current
 from gangsched.placement.engine.values import (
     Candidate,
     GroupPlacement,
@@ -77,6 +78,7 @@ class Search:
         self.notes = Notes(facts)
         self.pods = Pods(facts, self.txn, pack, opts.keep_whole)
         self.own = own  # the tree an extra child's own minimum is read from
+        self.log = current()  # a SearchLog when explaining (read only: see trace.py)
 
     def first(
         self, node: TreeNode, lo: int = 0, hi: int | None = None, spill: Spill = (),
@@ -120,6 +122,8 @@ class Search:
                 mask = self.domains.owned_mask(tier, owned) if owned else None
                 if mask is not None and tier.valid is not None:
                     tier.valid = tier.valid & ~mask  # explain with the domains left
+            if self.log is not None:
+                self.log.tier(self, node, tier, cands)
             if not cands:
                 continue
             order: Iterable[int] = range(len(cands))
@@ -133,6 +137,8 @@ class Search:
                     return
                 m = txn.mark()
                 r = self.place_in(node, cands[j], (lo, hi, sel), spill)
+                if self.log is not None:
+                    self.log.tried(self, node, cands[j], r is not None)
                 if r is not None:
                     yielded = True
                     yield r
