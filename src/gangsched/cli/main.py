@@ -2,7 +2,7 @@
 
 Every command is registered through :class:`gangsched.cli.common.App`, so a
 :class:`~gangsched.api.errors.GangschedError` becomes one red ``error:`` line on stderr and
-exit status 1, never a traceback.
+exit status 1, a usage error one such line and exit status 2, never a traceback or a box.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typer._completion_classes import completion_init
 from gangsched.cli import bench, cluster
 from gangsched.cli.common import App, out
 from gangsched.cli.devcluster import dev_cluster_cmd
+from gangsched.cli.explain import explain_cmd
 from gangsched.cli.place import place_cmd
 from gangsched.cli.serve import serve_cmd
 from gangsched.cli.simulate import simulate_cmd
@@ -24,8 +25,16 @@ from gangsched.cli.sweep import sweep_cmd
 from gangsched.cli.translate import translate_cmd
 from gangsched.cli.validate import validate_cmd
 
+EPILOG = (
+    "Exit status: 0 every workload admitted (or nothing to place); 1 bad input (it wins "
+    "over 3); 2 bad usage; 3 a workload rejected or waiting (place --allow-rejected keeps "
+    "0). Output: -o picks the format everywhere; tables are plain columns without colour "
+    "when stdout is not a terminal (or NO_COLOR is set). See docs/cli.md."
+)
+
 app = App(
     help="Hierarchical, topology-aware gang scheduler for AI workloads on Kubernetes.",
+    epilog=EPILOG,
     add_completion=False,  # `gangsched completion SHELL` instead of --install-completion
 )
 completion_init()  # typer's completion protocol, answered by `gangsched` itself
@@ -34,6 +43,7 @@ app.command("sweep")(sweep_cmd)
 app.add_typer(cluster.app, name="cluster")
 app.add_typer(bench.app, name="bench")
 app.command("place")(place_cmd)
+app.command("explain")(explain_cmd)
 app.command("translate")(translate_cmd)
 app.command("validate")(validate_cmd)
 app.command("dev-cluster")(dev_cluster_cmd)
@@ -51,9 +61,9 @@ def completion_cmd(
     shell: Annotated[Shell, typer.Argument(help="The shell to complete in.")],
 ) -> None:
     """Print a shell completion script: source it, or save it where your shell loads
-    completions (bash: ``source <(gangsched completion bash)``; zsh: ``gangsched
-    completion zsh > "${fpath[1]}/_gangsched"``; fish: ``gangsched completion fish >
-    ~/.config/fish/completions/gangsched.fish``)."""
+    completions. bash: [bold]source <(gangsched completion bash)[/]; zsh:
+    [bold]gangsched completion zsh > "${fpath[1]}/_gangsched"[/]; fish:
+    [bold]gangsched completion fish > ~/.config/fish/completions/gangsched.fish[/]."""
     # typer answers completion requests itself (its own protocol): use its scripts
     from typer._completion_shared import get_completion_script
 
