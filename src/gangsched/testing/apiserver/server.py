@@ -34,7 +34,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import yaml
 
-from gangsched.testing.apiserver import openapi, tables
+from gangsched.testing.apiserver import openapi, protobuf, tables
 from gangsched.testing.apiserver.errors import (
     INJECTABLE,
     ApiError,
@@ -68,6 +68,8 @@ JSON = "application/json"
 POLL = 0.2  # seconds a watch loop waits for an event before checking its timers
 DEFAULT_BOOKMARK_INTERVAL = 1.0
 TRUE = ("true", "1", "True", "yes")
+MAX_BODY = 3 * 1024 * 1024
+"""Largest request body accepted (kube-apiserver's limit is 3 MiB): 413 beyond."""
 
 
 @dataclass(frozen=True)
@@ -94,9 +96,12 @@ class _App:
     """State shared by the request handlers of one server."""
 
     def __init__(self, store: Store, faults: Faults, bookmark_interval: float,
-                 log_requests: bool) -> None:
+                 log_requests: bool, *, control: bool = True,
+                 max_body: int = MAX_BODY) -> None:
         self.store = store
         self.faults = faults
+        self.control = control  # serve /_faults and /_stats
+        self.max_body = max_body
         self.bookmark_interval = bookmark_interval
         self.log_requests = log_requests
         self.stopping = threading.Event()
@@ -217,18 +222,37 @@ class _Handler(BaseHTTPRequestHandler):
         self._handle("DELETE")
 
     def _read_body(self) -> bytes:
+        limit = self.server.app.max_body
+        too_large = ApiError(413, "RequestEntityTooLarge",
+                             f"the request body is larger than {limit} bytes")
         if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
             chunks = []
+            total = 0
             while True:
-                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                try:
+                    size = int(self.rfile.readline(64).split(b";")[0].strip() or b"0", 16)
+                except ValueError:
+                    self.close_connection = True
+                    raise bad_request("invalid chunked encoding") from None
                 if size == 0:
-                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                    while self.rfile.readline(1024) not in (b"\r\n", b"\n", b""):
                         pass
                     break
+                total += size
+                if total > limit:
+                    self.close_connection = True
+                    raise too_large
                 chunks.append(self.rfile.read(size))
-                self.rfile.readline()
+                self.rfile.readline(2)
             return b"".join(chunks)
-        length = int(self.headers.get("Content-Length") or 0)
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            self.close_connection = True
+            raise bad_request("invalid Content-Length") from None
+        if length > limit:
+            self.close_connection = True  # the body is not read: the connection is done
+            raise too_large
         return self.rfile.read(length) if length > 0 else b""
 
     def _send(self, code: int, body: bytes, content_type: str = JSON,
@@ -265,7 +289,7 @@ class _Handler(BaseHTTPRequestHandler):
             url = urlsplit(self.path)
             query = parse_qs(url.query, keep_blank_values=True)
             path = url.path.rstrip("/") or "/"
-            if path in ("/_faults", "/_stats"):
+            if path in ("/_faults", "/_stats") and app.control:
                 self._control(method, path, raw)
                 return
             if path in ("/healthz", "/readyz", "/livez"):
@@ -276,8 +300,14 @@ class _Handler(BaseHTTPRequestHandler):
             target = self._route(path)
             verb = self._verb(method, target, query)
             body_type = (self.headers.get("Content-Type") or "").split(";")[0].strip()
-            if method in ("POST", "PUT") and body_type not in ("", JSON, "*/*"):
-                # protobuf (kubectl's typed clients): client-go retries with JSON on 415
+            if method in ("POST", "PUT") and body_type == protobuf.PROTOBUF:
+                # kubectl's typed clients (kubectl create namespace) send protobuf: read
+                # the kinds it sends that way; the reply is JSON, as the client accepts
+                try:
+                    raw = _encode(protobuf.decode_object(raw))
+                except (protobuf.ProtobufError, UnicodeDecodeError) as err:
+                    raise unsupported_media_type(body_type, "application/json") from err
+            elif method in ("POST", "PUT") and body_type not in ("", JSON, "*/*"):
                 raise unsupported_media_type(body_type, "application/json")
             app.faults.sleep()
             decision = app.faults.decide(verb, target.label)
@@ -354,6 +384,14 @@ class _Handler(BaseHTTPRequestHandler):
             body = api_resource_list(table, parts[1], parts[2])
             if body is None:
                 raise path_not_found()
+        elif path == "/openapi/v2":
+            kinds = [(r.group, r.version, r.kind) for r in table]
+            title, version = "Kubernetes (gangsched test API server)", "v1.37.0"
+            if protobuf.OPENAPI_V2_PROTOBUF in (self.headers.get("Accept") or ""):
+                self._send(200, protobuf.openapi_v2(kinds, title, version),
+                           protobuf.OPENAPI_V2_CONTENT_TYPE)
+                return True
+            body = protobuf.openapi_v2_json(kinds, title, version)
         elif parts[0] == "openapi":
             body = openapi.document_for(table, path)
             if body is None:
@@ -688,7 +726,9 @@ class TestAPIServer:
     restarted server keep the objects of a previous one. ``kubelet=True`` runs a fake
     kubelet that marks pods Running once bound (after ``kubelet_delay`` seconds).
     Bookmarks go to watches that allow them every ``bookmark_interval`` seconds.
-    Only loopback hosts unless ``allow_remote``.
+    Only loopback hosts unless ``allow_remote``. ``control_endpoints``: serve ``/_faults``
+    and ``/_stats`` (``gangsched dev-cluster`` only with ``--fault-endpoint``); request
+    bodies above ``max_body`` bytes are answered 413.
     """
 
     __test__ = False  # not a pytest test class
@@ -707,6 +747,8 @@ class TestAPIServer:
         kubelet_delay: float = 0.0,
         allow_remote: bool = False,
         log_requests: bool = False,
+        control_endpoints: bool = True,
+        max_body: int = MAX_BODY,
     ) -> None:
         if not allow_remote and not is_loopback(host):
             raise ValueError(f"refusing to listen on non-loopback host {host!r} "
@@ -718,7 +760,8 @@ class TestAPIServer:
             self.faults = faults
         else:
             self.faults = Faults(faults or FaultConfig(seed=seed))
-        self._app = _App(self.store, self.faults, bookmark_interval, log_requests)
+        self._app = _App(self.store, self.faults, bookmark_interval, log_requests,
+                         control=control_endpoints, max_body=max_body)
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._kubelet_enabled = kubelet
