@@ -13,11 +13,13 @@ from gangsched.cli.main import app
 
 @pytest.fixture
 def run() -> Run:
-    """``run("cluster", "show", ...)``: invoke the CLI, return the click Result."""
+    """``run("cluster", "show", ...)``: invoke the CLI, return the click Result
+    (``input=`` is stdin, ``env=`` more environment variables)."""
     runner = CliRunner(env={"COLUMNS": "200"})  # wide enough that tree lines never wrap
 
-    def invoke(*args: str | Path) -> Result:
-        result: Result = runner.invoke(app, [str(a) for a in args])
+    def invoke(*args: str | Path, input: str | None = None,
+               env: dict[str, str] | None = None) -> Result:
+        result: Result = runner.invoke(app, [str(a) for a in args], input=input, env=env)
         return result
 
     return invoke

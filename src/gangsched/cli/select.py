@@ -55,6 +55,8 @@ def selector_object(text: str) -> dict[str, Any]:
     for part in _split(text):
         if m := _SET.match(part):
             values = [v.strip() for v in m["values"].split(",")]
+            if values == [""]:
+                raise ValueError(f"the set of values can't be empty in {part.strip()!r}")
             op = "In" if m["op"] == "in" else "NotIn"
             expressions.append({"key": m["key"], "operator": op, "values": values})
         elif m := _EQUALITY.match(part):
