@@ -4,6 +4,7 @@ gang's reason, PodGroup status, probes and metrics, restart without double bindi
 
 from __future__ import annotations
 
+import ssl
 import urllib.request
 from pathlib import Path
 
@@ -29,9 +30,16 @@ pytest.importorskip("kubernetes", reason=NEEDS_CLIENT)
 
 
 
-def _get(url: str) -> tuple[int, str]:
+def _get(url: str, token: str | None = None) -> tuple[int, str]:
+    """GET over HTTPS, trusting serve's self-signed certificate."""
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    req = urllib.request.Request(url)
+    if token is not None:
+        req.add_header("Authorization", f"Bearer {token}")
     try:
-        with urllib.request.urlopen(url, timeout=5) as resp:
+        with urllib.request.urlopen(req, timeout=5, context=ctx) as resp:
             return resp.status, resp.read().decode()
     except urllib.error.HTTPError as err:
         return err.code, err.read().decode()
@@ -46,7 +54,7 @@ def test_kthena_seed_example_is_bound_whole(server: TestAPIServer, kubeconfig: P
     try:
         health = replica.server.health
         assert health is not None
-        base = f"http://127.0.0.1:{health.port}"
+        base = f"https://127.0.0.1:{health.port}"
         wait_for(lambda: bound_count(store, "sample-0")[0] == 8, 15, what="8 pods bound")
         # minMember 6 of 8 and room for all: the gang and its extras, all bound
         pg = store.get("podgroups.scheduling.volcano.sh", "sample-0", "default")

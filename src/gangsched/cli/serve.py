@@ -57,12 +57,43 @@ def serve_cmd(
         float, typer.Option("--retry-period", help="Seconds between lease attempts.")
     ] = 2.0,
     metrics_port: Annotated[
-        int, typer.Option("--metrics-port", help="Port of /healthz, /readyz and /metrics "
-                          "(0: any free port, -1: none).")
+        int, typer.Option("--metrics-port", "--secure-port",
+                          help="Port of /healthz, /readyz and /metrics (and /dashboard), "
+                          "HTTPS (0: any free port, -1: none).")
     ] = 10259,
     metrics_host: Annotated[
-        str, typer.Option("--metrics-host", help="Address the metrics server listens on.")
-    ] = "0.0.0.0",
+        str | None, typer.Option("--bind-address", "--metrics-host",
+                                 help="Address the secure port listens on (default: "
+                                 "0.0.0.0 in a cluster, 127.0.0.1 outside one).",
+                                 show_default=False)
+    ] = None,
+    tls_cert_file: Annotated[
+        Path | None, typer.Option("--tls-cert-file", help="PEM certificate of the secure "
+                                  "port (default: self-signed).", show_default=False)
+    ] = None,
+    tls_key_file: Annotated[
+        Path | None, typer.Option("--tls-private-key-file", help="PEM key of "
+                                  "--tls-cert-file.", show_default=False)
+    ] = None,
+    cert_dir: Annotated[
+        Path | None, typer.Option("--cert-dir", help="Where the self-signed certificate "
+                                  "is written (default: a temporary directory).",
+                                  show_default=False)
+    ] = None,
+    authenticate: Annotated[
+        bool | None, typer.Option("--authenticate/--no-authenticate",
+                                  help="Check bearer tokens with the API server "
+                                  "(TokenReview, SubjectAccessReview) on /metrics and "
+                                  "/dashboard (default: in a cluster).", show_default=False)
+    ] = None,
+    insecure: Annotated[
+        bool, typer.Option("--insecure-http", help="Plain HTTP on the secure port (local "
+                           "debugging only).")
+    ] = False,
+    dashboard: Annotated[
+        bool, typer.Option("--dashboard", help="Serve the live view (topology and gangs) "
+                           "at /dashboard on the secure port.")
+    ] = False,
     topology: TopologyOption = None,
     events_qps: Annotated[
         float, typer.Option("--events-qps", help="Events and status writes per second.")
@@ -78,6 +109,8 @@ def serve_cmd(
     if verbose:
         log_level = "debug"  # -v: as --log-level debug
     levels = parse_topology_option(topology) if topology is not None else None
+    if (tls_cert_file is None) != (tls_key_file is None):
+        raise GangschedError("--tls-cert-file and --tls-private-key-file go together")
     try:
         from gangsched.k8s.leader import LeaseConfig
         from gangsched.k8s.serve import ServeConfig, serve
@@ -101,6 +134,12 @@ def serve_cmd(
         retry_period=retry_period,
         metrics_host=metrics_host,
         metrics_port=None if metrics_port < 0 else metrics_port,
+        secure=not insecure,
+        cert_file=str(tls_cert_file) if tls_cert_file is not None else None,
+        key_file=str(tls_key_file) if tls_key_file is not None else None,
+        cert_dir=str(cert_dir) if cert_dir is not None else None,
+        authenticate=authenticate,
+        dashboard=dashboard,
         topology=levels,
         events_qps=events_qps,
     )

@@ -34,6 +34,8 @@ from __future__ import annotations
 
 import contextlib
 import math
+import socket
+import ssl
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -302,15 +304,26 @@ class Metrics:
         self.k_attempt_duration.observe(seconds, pods, result=result, profile=self.profile)
 
 
-class HealthServer:
-    """Serves ``/healthz``, ``/readyz`` and ``/metrics`` on a daemon thread."""
+Page = Callable[[str], tuple[int, bytes, str]]  # query string -> (status, body, type)
+Auth = Callable[[str | None, str], tuple[int, str] | None]  # (Authorization, path)
 
-    def __init__(self, metrics: Metrics, *, host: str = "0.0.0.0", port: int = 10259,
+
+class HealthServer:
+    """Serves ``/healthz``, ``/readyz`` and ``/metrics`` (and any ``pages``, e.g. the
+    dashboard) on a daemon thread; over TLS when given an ``ssl_context``, checking each
+    request with ``auth`` when given one (see :mod:`gangsched.k8s.secure`)."""
+
+    def __init__(self, metrics: Metrics, *, host: str = "127.0.0.1", port: int = 10259,
                  healthy: Callable[[], tuple[bool, str]] = lambda: (True, "ok"),
-                 ready: Callable[[], tuple[bool, str]] = lambda: (True, "ok")) -> None:
+                 ready: Callable[[], tuple[bool, str]] = lambda: (True, "ok"),
+                 ssl_context: ssl.SSLContext | None = None, auth: Auth | None = None,
+                 pages: dict[str, Page] | None = None) -> None:
         self.metrics = metrics
         self.healthy = healthy
         self.ready = ready
+        self.auth = auth
+        self.pages = dict(pages or {})
+        self.scheme = "https" if ssl_context is not None else "http"
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -320,8 +333,18 @@ class HealthServer:
                 return
 
             def do_GET(self) -> None:
-                path = self.path.split("?", 1)[0].rstrip("/")
-                if path == "/metrics":
+                path, _, query = self.path.partition("?")
+                path = path.rstrip("/") or "/"
+                if outer.auth is not None:
+                    denied = outer.auth(self.headers.get("Authorization"), path)
+                    if denied is not None:
+                        self._reply(denied[0], denied[1] + "\n")
+                        return
+                page = outer.pages.get(path)
+                if page is not None:
+                    code, body, ctype = page(query)
+                    self._send(code, body, ctype)
+                elif path == "/metrics":
                     self._reply(200, outer.metrics.registry.render(), CONTENT_TYPE)
                 elif path in ("/healthz", "/livez"):
                     ok, why = outer.healthy()
@@ -334,7 +357,9 @@ class HealthServer:
 
             def _reply(self, code: int, text: str,
                        ctype: str = "text/plain; charset=utf-8") -> None:
-                body = text.encode()
+                self._send(code, text.encode(), ctype)
+
+            def _send(self, code: int, body: bytes, ctype: str) -> None:
                 self.send_response(code)
                 self.send_header("Content-Type", ctype)
                 self.send_header("Content-Length", str(len(body)))
@@ -346,7 +371,11 @@ class HealthServer:
             daemon_threads = True
             allow_reuse_address = True
 
-        self._httpd = Server((host, port), Handler)
+        if ":" in host.strip("[]"):
+            Server.address_family = socket.AF_INET6
+        self._httpd = Server((host.strip("[]"), port), Handler)
+        if ssl_context is not None:
+            self._httpd.socket = ssl_context.wrap_socket(self._httpd.socket, server_side=True)
         self._thread: threading.Thread | None = None
 
     @property

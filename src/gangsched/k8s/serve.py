@@ -29,14 +29,18 @@ import logging
 import os
 import signal
 import socket
+import ssl
+import tempfile
 import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from gangsched.api.errors import GangschedError
 from gangsched.api.loader import Kinds
 from gangsched.api.types import Pod
 from gangsched.frontends import KINDS
@@ -56,6 +60,7 @@ from gangsched.k8s.binder import Binder, Deleter
 from gangsched.k8s.cache import DeltaQueue, Reflector
 from gangsched.k8s.leader import AlwaysLeader, LeaderElector, LeaseConfig
 from gangsched.k8s.metrics import HealthServer, Metrics
+from gangsched.k8s.secure import DelegatedAuth, in_cluster, self_signed, server_context
 from gangsched.k8s.status import StatusTracker, StatusWriter
 from gangsched.scheduler.backend import BindError
 from gangsched.scheduler.clock import RealClock
@@ -83,8 +88,14 @@ class ServeConfig:
     lease_duration: float = 15.0
     renew_deadline: float = 10.0
     retry_period: float = 2.0
-    metrics_host: str = "0.0.0.0"
+    metrics_host: str | None = None  # None: 0.0.0.0 in a cluster, else 127.0.0.1
     metrics_port: int | None = 10259  # None: no health/metrics server; 0: any free port
+    secure: bool = True  # HTTPS (False: plain HTTP, for tests and local debugging)
+    cert_file: str | None = None  # PEM certificate and key; None: self-signed
+    key_file: str | None = None
+    cert_dir: str | None = None  # where a self-signed pair is written (None: a temp dir)
+    authenticate: bool | None = None  # bearer tokens via TokenReview/SAR; None: in a cluster
+    dashboard: bool = False  # serve the live view at /dashboard
     topology: Sequence[str] | None = None  # node label keys, widest first
     events_qps: float = 50.0
     events_burst: int = 100
@@ -242,14 +253,52 @@ class Server:
         self.scheduler: Scheduler | None = None
         self.tracker: StatusTracker | None = None
         self.health: HealthServer | None = None
+        self._cert_tmp: tempfile.TemporaryDirectory[str] | None = None
+        self.dashboard: Any = None
         if config.metrics_port is not None:
-            self.health = HealthServer(self.metrics, host=config.metrics_host,
-                                       port=config.metrics_port, healthy=self._healthy,
-                                       ready=self._ready)
+            self.health = self._health_server()
         self.metrics.leader.set_function(lambda: 1.0 if self.leading() else 0.0)
         self.metrics.synced.set_function(lambda: 1.0 if self.ready else 0.0)
         self.metrics.deletes_pending.set_function(lambda: float(len(self.deleter.pending)))
         self.cycles = 0
+
+    def _health_server(self) -> HealthServer:
+        """The secure port: /healthz, /readyz, /livez, /metrics (and the dashboard)."""
+        cfg = self.config
+        host = cfg.metrics_host or ("0.0.0.0" if in_cluster() else "127.0.0.1")
+        context = None
+        if cfg.secure:
+            if cfg.cert_file and cfg.key_file:
+                cert, key = Path(cfg.cert_file), Path(cfg.key_file)
+            else:
+                if cfg.cert_dir:
+                    where = Path(cfg.cert_dir)
+                else:
+                    self._cert_tmp = tempfile.TemporaryDirectory(prefix="gangsched-certs-")
+                    where = Path(self._cert_tmp.name)
+                cert, key = self_signed(where)
+                log.info("serving HTTPS with a self-signed certificate", extra={
+                    "cert": str(cert)})
+            try:
+                context = server_context(cert, key)
+            except (OSError, ssl.SSLError) as err:
+                raise GangschedError(f"cannot load the serving certificate {cert} and key "
+                                     f"{key}: {err}") from None
+        check = cfg.authenticate if cfg.authenticate is not None else in_cluster()
+        auth = DelegatedAuth(self.api).check if check else None
+        pages = {}
+        if cfg.dashboard:
+            from gangsched.k8s.dashboard import Dashboard
+
+            self.dashboard = Dashboard(self)
+            pages = self.dashboard.pages()
+        try:
+            return HealthServer(self.metrics, host=host, port=cfg.metrics_port or 0,
+                                healthy=self._healthy, ready=self._ready,
+                                ssl_context=context, auth=auth, pages=pages)
+        except OSError as err:
+            raise GangschedError(f"cannot listen on {host}:{cfg.metrics_port}: "
+                                 f"{err.strerror or err}") from None
 
     def _reflector(self, kind: Kind) -> Reflector:
         return Reflector(self.api, kind, self.queue, watch_timeout=self.config.watch_timeout,
@@ -567,6 +616,9 @@ class Server:
         if self.health is not None:
             with contextlib.suppress(Exception):
                 self.health.stop()
+        if self._cert_tmp is not None:
+            with contextlib.suppress(OSError):
+                self._cert_tmp.cleanup()
         self.scheduler = None
         log.info("stopped", extra={"identity": self.identity, "killed": self._killed})
 
