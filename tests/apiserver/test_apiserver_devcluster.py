@@ -73,7 +73,8 @@ def test_dev_cluster_serves_until_ctrl_c(tmp_path: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-c", SCRIPT.format(tests=str(Path(__file__).parent)),
          "dev-cluster", "-f", str(EXAMPLES / "cluster-small.yaml"), "--port", "0",
-         "--kubeconfig", str(kubeconfig), "--error-rate", "0.5", "--latency-ms", "1"],
+         "--kubeconfig", str(kubeconfig), "--error-rate", "0.5", "--latency-ms", "1",
+         "--fault-endpoint"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         assert proc.stdout is not None and proc.stderr is not None

@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -50,6 +50,7 @@ def build_server(
     allow_remote: bool = False,
     ignore_unknown: bool = False,
     log_requests: bool = False,
+    fault_endpoint: bool = False,
 ) -> tuple[TestAPIServer, Counter[str]]:
     """A test API server (not started) holding the objects of ``files``, and how many of
     each kind it holds."""
@@ -62,7 +63,8 @@ def build_server(
         raise InputError(str(e).replace("error_rate", "--error-rate")
                          .replace("latency_ms", "--latency-ms")) from None
     srv = TestAPIServer(host, port, seed=seed, faults=faults, kubelet=kubelet,
-                        allow_remote=allow_remote, log_requests=log_requests)
+                        allow_remote=allow_remote, log_requests=log_requests,
+                        control_endpoints=fault_endpoint)
     kinds: Counter[str] = Counter()
     if files:
         inputs = load_inputs(files, ignore_unknown)
@@ -80,6 +82,28 @@ def build_server(
                 raise doc.error(e.message) from None
             kinds[doc.kind] += 1
     return srv, kinds
+
+
+def start_dashboard(srv: TestAPIServer, host: str, port: int) -> Any:
+    """The live view of the dev cluster's objects on its own port (plain HTTP: the dev
+    cluster is on loopback), started; returns the page server."""
+    from gangsched.k8s.dashboard import ObjectsDashboard
+    from gangsched.k8s.metrics import HealthServer, Metrics
+
+    store = srv.store
+
+    def objects() -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for r in store.resources:
+            if r.plural in ("events", "leases", "namespaces"):
+                continue
+            if store.storage_of(r) is not r:  # one storage: each object once
+                continue
+            out.extend(store.list(r))
+        return out
+
+    view = ObjectsDashboard(objects)
+    return HealthServer(Metrics(), host=host, port=port, pages=view.pages()).start()
 
 
 def default_kubeconfig(port: int) -> Path:
@@ -142,6 +166,17 @@ def dev_cluster_cmd(
     log_requests: Annotated[
         bool, typer.Option("--log-requests", help="Log every request on stderr (as -v).")
     ] = False,
+    fault_endpoint: Annotated[
+        bool, typer.Option("--fault-endpoint", help="Serve /_faults (change fault "
+                           "injection at run time) and /_stats; off by default.")
+    ] = False,
+    dashboard: Annotated[
+        bool, typer.Option("--dashboard", help="Serve the live view of the topology and "
+                           "gangs (http, loopback) on --dashboard-port.")
+    ] = False,
+    dashboard_port: Annotated[
+        int, typer.Option("--dashboard-port", help="Port of the live view (0: any free).")
+    ] = 0,
     ignore_unknown: IgnoreUnknownOption = False,
     verbose: VerboseOption = 0,
 ) -> None:
@@ -152,7 +187,7 @@ def dev_cluster_cmd(
     srv, kinds = build_server(chosen, host=host, port=port, error_rate=error_rate,
                               latency_ms=latency_ms, seed=seed, kubelet=kubelet,
                               allow_remote=allow_remote, ignore_unknown=ignore_unknown,
-                              log_requests=log_requests)
+                              log_requests=log_requests, fault_endpoint=fault_endpoint)
     if log_requests:
         import logging
 
@@ -162,6 +197,13 @@ def dev_cluster_cmd(
     except OSError as e:
         raise GangschedError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
     stop = threading.Event()
+    view = None
+    if dashboard:
+        try:
+            view = start_dashboard(srv, host, dashboard_port)
+        except (OSError, ImportError) as e:
+            srv.stop()
+            raise GangschedError(f"cannot serve the dashboard: {e}") from None
     try:
         path = kubeconfig or default_kubeconfig(srv.port)
         written = srv.kubeconfig(path)
@@ -172,9 +214,11 @@ def dev_cluster_cmd(
         console.print(f"try: kubectl --kubeconfig {escape(str(written))} get nodes",
                       soft_wrap=True)
         if error_rate or latency_ms:
+            where = f" (change them at {srv.url}/_faults)" if fault_endpoint else ""
             console.print(f"faults: error rate {error_rate:g} on mutating requests, "
-                          f"latency {latency_ms:g} ms (change them at {srv.url}/_faults)",
-                          soft_wrap=True)
+                          f"latency {latency_ms:g} ms{where}", soft_wrap=True)
+        if view is not None:
+            console.print(f"dashboard: http://{host}:{view.port}/dashboard", soft_wrap=True)
         console.print("Ctrl-C to stop")
         sys.stdout.flush()
     except BaseException:
@@ -183,6 +227,8 @@ def dev_cluster_cmd(
     try:
         serve(srv, stop)
     finally:
+        if view is not None:
+            view.stop()
         if kubeconfig is None:
             with contextlib.suppress(OSError):
                 written.unlink()
