@@ -281,7 +281,8 @@ NoHeadersOption = Annotated[
 ]
 VerboseOption = Annotated[
     int,
-    typer.Option("--verbose", "-v", count=True, help="Say more (repeatable: -vv)."),
+    typer.Option("--verbose", "-v", count=True, help="Say more (repeatable: -vv).",
+                 show_default=False, metavar=""),
 ]
 TopologyOption = Annotated[
     str | None,
