@@ -151,7 +151,7 @@ def test_fifty_gangs_under_api_errors_and_cut_watches(cluster: RealKube,
             return whole and sum(1 for b, n in states.values() if b == n) == 40
 
         try:
-            wait_for(settled, 120, interval=0.5, what="40 gangs bound whole, 10 unbound")
+            wait_for(settled, 600, interval=0.5, what="40 gangs bound whole, 10 unbound")
         except AssertionError as err:
             states = gang_states(cluster.pods("default"))
             raise AssertionError(f"{err}: {Counter(states.values())}, proxy {proxy.stats}, "

@@ -358,7 +358,7 @@ class ClusterView:
             self.warnings = list(plan.warnings)
         wl_events: list[tuple[str, str]] = []
         current: dict[str, Workload] = {}
-        for w in plan.workloads:
+        for w in _one_per_name(plan.workloads):
             old_w = self.workloads.get(w.name)
             if old_w is not None and old_w == w:
                 current[w.name] = old_w  # unchanged: the same object, no re-submission
@@ -372,6 +372,21 @@ class ClusterView:
                          if name not in current)
         self.workloads = current
         return node_events, wl_events
+
+
+def _one_per_name(workloads: Iterable[Workload]) -> list[Workload]:
+    """One workload per name: two front-ends may build one of the same name (a Volcano
+    PodGroup and a KAI front-end reading the same pods' annotation); the one holding
+    more pods wins, the first on a tie."""
+    chosen: dict[str, Workload] = {}
+    for w in workloads:
+        have = chosen.get(w.name)
+        if have is None or len(w.pods) > len(have.pods):
+            if have is not None:
+                log.debug("two workloads named %s (%s, %s): keeping the %s one", w.name,
+                          have.kind, w.kind, w.kind)
+            chosen[w.name] = w
+    return list(chosen.values())
 
 
 MISSING_OBJECT = ("waiting for PodGroup", "waiting for parent")
