@@ -37,6 +37,7 @@ Reading is bounded, so that no file can crash or stall gangsched:
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import operator
 import os
@@ -55,6 +56,7 @@ from gangsched.api.errors import InputError
 from gangsched.api.objects import (
     as_list,
     as_mapping,
+    as_str,
     check_object_meta,
     mappings,
     parse_node,
@@ -611,14 +613,57 @@ def _handle_node(doc: Document, inputs: Inputs) -> None:
 
 
 def _handle_pod(doc: Document, inputs: Inputs) -> None:
-    pod = parse_pod(doc.obj)
+    pod = parse_pod(with_generated_name(doc))
     inputs.claim(doc, pod.key)
     inputs.pods.append(pod)
 
 
-def _topology_levels(doc: Document) -> list[str]:
+_GENERATED = "bcdfghjklmnpqrstvwxz2456789"  # the API server's alphabet for generateName
+
+
+def with_generated_name(doc: Document) -> Mapping[str, Any]:
+    """The object, named as the API server would name it from ``metadata.generateName``
+    when it has no ``metadata.name``: the prefix and five characters. The API server
+    picks them at random; here they come from the document's place in the inputs, so a
+    load is deterministic."""
+    meta = doc.obj.get("metadata")
+    if not isinstance(meta, Mapping) or meta.get("name"):
+        return doc.obj
+    prefix = meta.get("generateName")
+    if not isinstance(prefix, str) or not prefix:
+        return doc.obj
+    digest = hashlib.sha256(f"{doc.file}\0{doc.index}\0{doc.path}".encode()).digest()
+    suffix = "".join(_GENERATED[b % len(_GENERATED)] for b in digest[:5])
+    return {**doc.obj, "metadata": {**meta, "name": prefix + suffix}}
+
+
+@dataclass(frozen=True)
+class TopologyObject:
+    """A Kueue or KAI ``Topology``: its levels (node label keys, widest first) and, for
+    KAI, the alias of each level ("" when it has none)."""
+
+    name: str
+    api_version: str
+    levels: tuple[str, ...]
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def kai(self) -> bool:
+        return self.api_version.startswith("kai.scheduler/")
+
+    def resolve(self, level: str) -> str | None:
+        """The node label key a level name means: a key of this topology, or (KAI, since
+        #1788) one of its aliases; None when it is neither."""
+        if level in self.levels:
+            return level
+        if level and level in self.aliases:
+            return self.levels[self.aliases.index(level)]
+        return None
+
+
+def _topology_levels(doc: Document) -> TopologyObject:
     spec = as_mapping(doc.obj.get("spec"), "spec")
-    entries = mappings(spec.get("levels"), "spec.levels")
+    entries = list(mappings(spec.get("levels"), "spec.levels"))
     levels = [required_str(item, "nodeLabel", path) for item, path in entries]
     if not levels:
         raise InputError("must list at least one level", field="spec.levels")
@@ -629,14 +674,34 @@ def _topology_levels(doc: Document) -> list[str]:
                              field=f"spec.levels[{i}].nodeLabel")
         if label in levels[:i]:
             raise InputError(f"duplicate {label!r}", field=f"spec.levels[{i}].nodeLabel")
-    return levels
+    aliases = [as_str(item.get("alias"), f"{path}.alias") for item, path in entries]
+    for i, alias in enumerate(aliases):  # KAI's topology validator: unique, never a key
+        field = f"spec.levels[{i}].alias"
+        if alias and alias in aliases[:i]:
+            raise InputError(f"duplicate alias {alias!r}", field=field)
+        if alias and alias in levels:
+            raise InputError(f"alias {alias!r} is the nodeLabel of a level", field=field)
+    return TopologyObject(doc.name, doc.api_version, tuple(levels),
+                          tuple(aliases) if any(aliases) else ())
+
+
+def topologies(inputs: Inputs) -> list[TopologyObject]:
+    """Every Kueue and KAI Topology loaded."""
+    return [o for o in inputs.objects.get("Topology", []) if isinstance(o, TopologyObject)]
 
 
 def _handle_topology(doc: Document, inputs: Inputs) -> None:
-    """Kueue or KAI ``Topology``: ``spec.levels[].nodeLabel``, widest level first."""
-    levels = _topology_levels(doc)
+    """Kueue or KAI ``Topology``: ``spec.levels[].nodeLabel``, widest level first.
+
+    The first one fixes the inputs' chain of levels. A Kueue Topology that disagrees with
+    it is an error; KAI's are per workload (a PodGroup names its own), so one that
+    disagrees only adds its levels for the workloads that name it."""
+    topo = _topology_levels(doc)
+    inputs.claim(doc, f"{doc.name} ({doc.api_version.split('/')[0]})")
+    levels = list(topo.levels)
     source = f"{doc.where} {doc.api_version} {doc.label}"
-    if inputs.topology_levels is not None and inputs.topology_levels != levels:
+    if (inputs.topology_levels is not None and inputs.topology_levels != levels
+            and not topo.kai):
         raise InputError(
             f"topology levels {levels} disagree with {inputs.topology_levels} "
             f"from {inputs.topology_source}",
@@ -644,7 +709,7 @@ def _handle_topology(doc: Document, inputs: Inputs) -> None:
         )
     if inputs.topology_levels is None:
         inputs.topology_levels, inputs.topology_source = levels, source
-    inputs.add_object(doc, levels)
+    inputs.add_object(doc, topo)
 
 
 schema.define({
@@ -656,6 +721,12 @@ schema.define({
                            "status": "any"},
     "gangsched.TopologySpec": {"levels": {"list": "gangsched.TopologyLevel"}},
     "gangsched.TopologyLevel": {"nodeLabel": "string"},
+    # KAI's (pkg/apis/kai/v1alpha1/topology_types.go): a level may have an alias
+    "kai.Topology": {"apiVersion": "string", "kind": "string",
+                     "metadata": "meta.v1.ObjectMeta", "spec": "kai.TopologySpec",
+                     "status": "any"},
+    "kai.TopologySpec": {"levels": {"list": "kai.TopologyLevel"}},
+    "kai.TopologyLevel": {"nodeLabel": "string", "alias": "string"},
     # A List or *List wrapper (metav1.List): its items are checked one by one.
     "gangsched.List": {"apiVersion": "string", "kind": "string",
                        "metadata": "meta.v1.ListMeta", "items": {"list": "any"}},
@@ -668,7 +739,7 @@ BUILTIN_KINDS = Kinds((
          ("kueue.x-k8s.io/v1alpha1", "kueue.x-k8s.io/v1beta1", "kueue.x-k8s.io/v1beta2"),
          _handle_topology, schema="gangsched.Topology"),
     Kind("Topology", ("kai.scheduler/v1alpha1",), _handle_topology,
-         schema="gangsched.Topology"),
+         schema="kai.Topology"),
 ))
 """Node, Pod and the Topology kinds: what :func:`load` reads without front-ends."""
 

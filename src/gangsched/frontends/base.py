@@ -49,7 +49,9 @@ class FrontEnd:
 
 def assemble(inputs: Inputs, front_ends: Sequence[FrontEnd]) -> Plan:
     """Run the front-ends' builders over ``inputs``, in order; raises InputError on bad
-    objects. A pod claimed by two front-ends is scheduled by the first."""
+    objects. Each builder sees the pods of the inputs and those the builders before it
+    created (a Job's pods, which a KAI PodGroup may gang), except the pods a builder
+    before it claimed: a pod is scheduled by the first front-end that claims it."""
     workloads: list[Workload] = []
     claimed: set[str] = set()
     created: list[Pod] = []
@@ -57,8 +59,12 @@ def assemble(inputs: Inputs, front_ends: Sequence[FrontEnd]) -> Plan:
     node_labels: dict[str, dict[str, str]] = {}
     warnings = list(inputs.warnings)
     claims: dict[str, tuple[Claim, ...]] = {}
+    seen = inputs
     for front_end in front_ends:
-        got = front_end.build(inputs)
+        if created or claimed:
+            pods = [p for p in (*inputs.pods, *created) if p.key not in claimed]
+            seen = replace(inputs, pods=pods)
+        got = front_end.build(seen)
         claimed |= got.claimed
         workloads.extend(got.workloads)
         created.extend(got.pods)

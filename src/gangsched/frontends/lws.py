@@ -1,0 +1,569 @@
+"""LeaderWorkerSet front-end (``leaderworkerset.x-k8s.io/v1``): one gang per group.
+
+Follows kubernetes-sigs/lws at 060ab4d (2026-08, v0.10.0): the types and constants
+(``api/leaderworkerset/v1/leaderworkerset_types.go``), the LWS webhook's defaults and
+validation (``pkg/webhooks/leaderworkerset_webhook.go``: ``Default``,
+``generalValidate``, ``validateUpdateSubGroupPolicy``), the pod webhook's labels,
+subgroup indices and exclusive affinities (``pkg/webhooks/pod_webhook.go``:
+``getSubGroupIndex``, ``SetExclusiveAffinities``) and the controllers that create the
+pods (``pkg/controllers/leaderworkerset_controller.go``, ``pod_controller.go``).
+
+**Pods.** gangsched plays LWS's controllers, as for Kthena: group ``g`` of ``replicas``
+(default 1) has a leader ``<name>-<g>`` (from ``leaderTemplate``, else
+``workerTemplate``) and workers ``<name>-<g>-<w>`` for ``w`` in ``1 .. size-1`` (the
+worker StatefulSet's ordinals), labelled ``leaderworkerset.sigs.k8s.io/name``,
+``group-index``, ``worker-index`` (the leader 0) and ``group-key`` (the SHA-1 of
+``<namespace>/<leader>``, as the pod webhook computes it), annotated with ``size``
+(workers also ``leader-name``); with a ``subGroupPolicy`` each pod in a subgroup gets
+``subgroup-index`` and ``subgroup-key`` (SHA-1 of ``<leader>/<index>``) and the
+``subgroup-size`` and ``subgroup-policy-type`` annotations; the LWS's exclusive-topology
+annotations are copied onto the pods. Pods of the LWS already in the inputs (by name) are
+used instead of creating them. The env vars (``LWS_LEADER_ADDRESS``, ...) are not modelled.
+
+**Subgroups.** ``subGroupSize`` pods per subgroup: worker ``w`` is in subgroup
+``(w-1) / subGroupSize`` when ``(size-1) % subGroupSize == 0`` and
+``size % subGroupSize != 0`` (the leader is the extra pod of subgroup 0), else in
+``w / subGroupSize``; the leader is in subgroup 0 unless the policy type is
+``LeaderExcluded``, which leaves it in none.
+
+**The tree** of group ``g`` (a Workload ``<namespace>/<name>-<g>`` of kind
+``LeaderWorkerSet``): a root Group needing every pod (LWS starts a group whole; with
+``startupPolicy: LeaderReady`` the workers are only created once the leader is ready,
+a start order gangsched does not model: it places the group whole, where Volcano's LWS
+provider asks for ``minMember: 1``), its children the leader and the workers as PodSets
+of identical pods, or with a ``subGroupPolicy`` one Group per subgroup (all required) and a
+``LeaderExcluded`` leader beside them.
+
+**Exclusive topology.** ``leaderworkerset.sigs.k8s.io/exclusive-topology: K`` on the LWS
+puts the group in one domain of ``K`` that it owns: an exclusive required constraint
+(gang.py) whose set is every LWS group of the namespace, because LWS gives the leader a
+required pod affinity to its own ``group-key`` and a required anti-affinity against any
+other ``group-key`` in the namespace on ``K``, and pins the workers to the leader's domain.
+``subgroup-exclusive-topology: K2`` does the same per subgroup (set: every LWS subgroup of
+the namespace, by ``subgroup-key``). Pods of a group already running pin the rest of it to
+their domain and hold it (``Contribution.claims``). One difference: upstream, pods of LWS
+groups *without* the annotation are kept out of owned domains too (the anti-affinity
+matches any ``group-key``); here only owners of the same set and key exclude each other.
+
+**Kueue.** An LWS with the ``kueue.x-k8s.io/queue-name`` label is one Kueue Workload per
+group (Kueue's ``leaderworkerset_reconciler.go``): the templates' TAS annotations apply to
+the leader and worker PodSets (:mod:`.kueue`), a ``podset-group-name`` pair puts both in
+one domain. With a ``subGroupPolicy`` only such a common level is applied (to the group).
+
+**Validation** is the webhooks': the name a DNS-1035 label (it names a Service),
+``replicas`` 0..1000000 and ``replicas x size`` within int32, ``size >= 1``, the enums,
+``subGroupSize >= 1``, at most ``size``, dividing ``size`` or ``size - 1`` (``size - 1``
+for ``LeaderExcluded``), ``subgroup-exclusive-topology`` only with a ``subGroupPolicy``,
+the annotations' values valid label keys; messages as LWS words them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from gangsched.api import names, schema
+from gangsched.api.errors import InputError
+from gangsched.api.loader import Document, Inputs, Kind, with_generated_name
+from gangsched.api.objects import (
+    PodTemplate,
+    about,
+    as_int,
+    as_mapping,
+    as_str,
+    object_name,
+    one_of,
+    parse_pod_template,
+)
+from gangsched.api.types import Node, Pod
+from gangsched.frontends import kueue
+from gangsched.frontends.base import Contribution, FrontEnd
+from gangsched.frontends.networktopology import Origin
+from gangsched.frontends.pods import identical, podset
+from gangsched.gang import Claim, Constraint, Group, PodSet, TreeNode
+from gangsched.model import Workload
+
+API_VERSION = "leaderworkerset.x-k8s.io/v1"
+KIND = "LeaderWorkerSet"
+PREFIX = "leaderworkerset.sigs.k8s.io/"
+EXCLUSIVE = f"{PREFIX}exclusive-topology"
+SUBGROUP_EXCLUSIVE = f"{PREFIX}subgroup-exclusive-topology"
+NAME_LABEL = f"{PREFIX}name"
+GROUP_INDEX = f"{PREFIX}group-index"
+WORKER_INDEX = f"{PREFIX}worker-index"
+GROUP_KEY = f"{PREFIX}group-key"
+SIZE = f"{PREFIX}size"
+LEADER_NAME = f"{PREFIX}leader-name"
+SUBGROUP_INDEX = f"{PREFIX}subgroup-index"
+SUBGROUP_KEY = f"{PREFIX}subgroup-key"
+SUBGROUP_SIZE = f"{PREFIX}subgroup-size"
+SUBGROUP_POLICY_TYPE = f"{PREFIX}subgroup-policy-type"
+RESTART_POLICIES = ("RecreateGroupOnPodRestart", "RecreateGroupAfterStart", "Default", "None")
+STARTUP_POLICIES = ("LeaderCreated", "LeaderReady")
+SUBGROUP_TYPES = ("LeaderWorker", "LeaderExcluded")
+SUBDOMAIN_POLICIES = ("Shared", "UniquePerReplica")
+MAX_REPLICAS = 1_000_000
+INT32_MAX = 2**31 - 1
+MAX_PODS = 100_000  # pods one LWS may generate here
+
+# -- typed objects -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SubGroupPolicy:
+    size: int
+    type: str = "LeaderWorker"
+
+    @property
+    def leader_excluded(self) -> bool:
+        return self.type == "LeaderExcluded"
+
+
+@dataclass(frozen=True)
+class LeaderWorkerSet:
+    name: str
+    namespace: str
+    size: int
+    worker: PodTemplate
+    leader: PodTemplate | None = None
+    replicas: int = 1
+    startup_policy: str = "LeaderCreated"
+    restart_policy: str = "RecreateGroupOnPodRestart"
+    subgroups: SubGroupPolicy | None = None
+    exclusive: str = ""  # node label key of the exclusive-topology annotation
+    subgroup_exclusive: str = ""
+    queue: str = ""  # kueue.x-k8s.io/queue-name
+    leader_request: kueue.TasRequest | None = None
+    worker_request: kueue.TasRequest | None = None
+    origin: Origin = field(default_factory=Origin)
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    def subgroup_of(self, worker: int) -> int | None:
+        """Subgroup index of worker ``worker`` (0: the leader), None for none
+        (``getSubGroupIndex``; a ``LeaderExcluded`` leader)."""
+        sg = self.subgroups
+        if sg is None or (worker == 0 and sg.leader_excluded):
+            return None
+        if (self.size - 1) % sg.size == 0 and self.size % sg.size != 0:
+            return max(0, (worker - 1) // sg.size)
+        return worker // sg.size
+
+
+# -- parsing and validation ------------------------------------------------------------------
+
+
+def _int32(obj: Mapping[str, Any], key: str, path: str, default: int) -> int:
+    if obj.get(key) is None:
+        return default
+    value = as_int(obj.get(key), f"{path}.{key}")
+    if not -(2**31) <= value <= INT32_MAX:
+        raise InputError(f"must fit in 32 bits, not {value}", field=f"{path}.{key}")
+    return value
+
+
+def _label_key(value: str, path: str) -> str:
+    problems = names.qualified_name(value)
+    if problems:
+        raise InputError(f"invalid node label key {value!r}: {names.first(problems)}",
+                         field=path)
+    return value
+
+
+def _subgroup_policy(value: object, size: int, path: str) -> SubGroupPolicy | None:
+    if value is None:
+        return None
+    obj = as_mapping(value, path)
+    kind = as_str(obj.get("subGroupPolicyType"), f"{path}.subGroupPolicyType") or "LeaderWorker"
+    one_of(kind, SUBGROUP_TYPES, f"{path}.subGroupPolicyType")
+    where = f"{path}.subGroupSize"
+    if obj.get("subGroupSize") is None:
+        raise InputError("is required", field=where)
+    sgs = _int32(obj, "subGroupSize", path, 0)
+    if sgs < 1:
+        raise InputError("subGroupSize must be equal or greater than 1", field=where)
+    if size % sgs != 0 and (size - 1) % sgs != 0:
+        raise InputError("size or size - 1 must be divisible by subGroupSize", field=where)
+    if size < sgs:
+        raise InputError("subGroupSize cannot be larger than size", field=where)
+    if kind == "LeaderExcluded" and (size - 1) % sgs != 0:
+        raise InputError("size-1 must be divisible by subGroupSize when using LeaderExcluded",
+                         field=where)
+    return SubGroupPolicy(sgs, kind)
+
+
+def _rollout(spec: Mapping[str, Any], replicas: int) -> None:
+    """The rollout fields the webhook checks (values only: nothing here uses them)."""
+    path = "spec.rolloutStrategy"
+    strategy = as_mapping(spec.get("rolloutStrategy"), path)
+    kind = as_str(strategy.get("type"), f"{path}.type") or "RollingUpdate"
+    one_of(kind, ("RollingUpdate",), f"{path}.type")
+    conf_path = f"{path}.rollingUpdateConfiguration"
+    conf = as_mapping(strategy.get("rollingUpdateConfiguration"), conf_path)
+    if _int32(conf, "partition", conf_path, 0) < 0:
+        raise InputError("must be greater than or equal to 0", field=f"{conf_path}.partition")
+    scaled = []
+    for key, default in (("maxUnavailable", 1), ("maxSurge", 0)):
+        raw = conf.get(key, default)
+        where = f"{conf_path}.{key}"
+        if isinstance(raw, str):
+            if not raw.endswith("%") or not raw[:-1].isdigit():
+                raise InputError(f"a valid percent string must be a numeric string followed "
+                                 f"by an ending '%', not {raw!r}", field=where)
+            percent = int(raw[:-1])
+            if percent > 100:
+                raise InputError("must not be greater than 100%", field=where)
+            value = (replicas * percent + (99 if key == "maxSurge" else 0)) // 100
+        else:
+            value = as_int(raw, where)
+            if value < 0:
+                raise InputError("must be greater than or equal to 0", field=where)
+        scaled.append(value)
+    if scaled == [0, 0] and replicas != 0:
+        raise InputError("must not be 0 when `maxSurge` is 0", field=f"{conf_path}.maxUnavailable")
+
+
+def _template(value: object, path: str) -> PodTemplate:
+    return parse_pod_template(as_mapping(value, path), path)
+
+
+def parse_lws(obj: Mapping[str, Any], origin: Origin | None = None) -> LeaderWorkerSet:
+    """A LeaderWorkerSet, defaulted and checked as LWS's webhook does."""
+    name = object_name(obj, KIND)
+    with about(f"{KIND}/{name}"):
+        problems = names.dns1035_label(name)
+        if problems:  # it names the headless Service
+            raise InputError(f"invalid name {name!r}: {names.first(problems)}",
+                             field="metadata.name")
+        meta = as_mapping(obj.get("metadata"), "metadata")
+        spec = as_mapping(obj.get("spec"), "spec")
+        replicas = _int32(spec, "replicas", "spec", 1)
+        if replicas < 0:
+            raise InputError("replicas must be equal or greater than 0", field="spec.replicas")
+        if replicas > MAX_REPLICAS:
+            raise InputError(f"replicas must be equal or less than {MAX_REPLICAS}",
+                             field="spec.replicas")
+        lwt_path = "spec.leaderWorkerTemplate"
+        lwt = as_mapping(spec.get("leaderWorkerTemplate"), lwt_path)
+        if not lwt:
+            raise InputError("is required", field=lwt_path)
+        size = _int32(lwt, "size", lwt_path, 1)
+        if size < 1:
+            raise InputError("size must be equal or greater than 1", field=f"{lwt_path}.size")
+        if replicas * size > INT32_MAX:
+            raise InputError(f"the product of replicas and worker replicas must not exceed "
+                             f"{INT32_MAX}", field="spec.replicas")
+        if replicas * size > MAX_PODS:
+            raise InputError(f"would create {replicas * size:,} pods; gangsched reads at most "
+                             f"{MAX_PODS:,} per LeaderWorkerSet", field="spec.replicas")
+        restart = as_str(lwt.get("restartPolicy"), f"{lwt_path}.restartPolicy") or (
+            "RecreateGroupOnPodRestart")
+        one_of(restart, RESTART_POLICIES, f"{lwt_path}.restartPolicy")
+        startup = as_str(spec.get("startupPolicy"), "spec.startupPolicy") or "LeaderCreated"
+        one_of(startup, STARTUP_POLICIES, "spec.startupPolicy")
+        network = as_mapping(spec.get("networkConfig"), "spec.networkConfig")
+        subdomain = as_str(network.get("subdomainPolicy"), "spec.networkConfig.subdomainPolicy")
+        if subdomain:
+            one_of(subdomain, SUBDOMAIN_POLICIES, "spec.networkConfig.subdomainPolicy")
+        _rollout(spec, replicas)
+        if lwt.get("workerTemplate") is None:
+            raise InputError("is required", field=f"{lwt_path}.workerTemplate")
+        worker = _template(lwt.get("workerTemplate"), f"{lwt_path}.workerTemplate")
+        leader = None
+        if lwt.get("leaderTemplate") is not None:
+            leader = _template(lwt.get("leaderTemplate"), f"{lwt_path}.leaderTemplate")
+        policy = _subgroup_policy(lwt.get("subGroupPolicy"), size, f"{lwt_path}.subGroupPolicy")
+        annotations = as_mapping(meta.get("annotations"), "metadata.annotations")
+        exclusive = as_str(annotations.get(EXCLUSIVE), f"metadata.annotations.{EXCLUSIVE}")
+        sub_exclusive = as_str(annotations.get(SUBGROUP_EXCLUSIVE),
+                               f"metadata.annotations.{SUBGROUP_EXCLUSIVE}")
+        if EXCLUSIVE in annotations:
+            _label_key(exclusive, f"metadata.annotations.{EXCLUSIVE}")
+        if SUBGROUP_EXCLUSIVE in annotations:
+            where = f"metadata.annotations.{SUBGROUP_EXCLUSIVE}"
+            if policy is None:
+                raise InputError("cannot have subgroup-exclusive-topology without "
+                                 "subGroupSize set", field=where)
+            _label_key(sub_exclusive, where)
+        labels = as_mapping(meta.get("labels"), "metadata.labels")
+        queue = as_str(labels.get(kueue.QUEUE_LABEL), f"metadata.labels.{kueue.QUEUE_LABEL}")
+        leader_request = worker_request = None
+        if queue:  # Kueue's PodSets: leader (1) and worker (size - 1), or main (size)
+            path = f"{lwt_path}.{{}}.metadata.annotations"
+            if leader is not None:
+                leader_request = kueue.parse_tas(leader.annotations,
+                                                 path.format("leaderTemplate"), 1)
+                worker_request = kueue.parse_tas(worker.annotations,
+                                                 path.format("workerTemplate"), size - 1)
+                kueue.check_groups([("leader", 1, leader_request),
+                                    ("worker", size - 1, worker_request)])
+            else:
+                worker_request = kueue.parse_tas(worker.annotations,
+                                                 path.format("workerTemplate"), size)
+        return LeaderWorkerSet(
+            name=name,
+            namespace=as_str(meta.get("namespace"), "metadata.namespace") or "default",
+            size=size, worker=worker, leader=leader, replicas=replicas,
+            startup_policy=startup, restart_policy=restart, subgroups=policy,
+            exclusive=exclusive, subgroup_exclusive=sub_exclusive, queue=queue,
+            leader_request=leader_request, worker_request=worker_request,
+            origin=origin or Origin(obj=f"{KIND}/{name}"),
+        )
+
+
+def _handle(doc: Document, inputs: Inputs) -> None:
+    lws = parse_lws(with_generated_name(doc), Origin.of(doc))
+    inputs.claim(doc, lws.key)
+    inputs.add_object(doc, lws)
+
+
+# Known fields (api/leaderworkerset/v1/leaderworkerset_types.go at 060ab4d; the CRD under
+# config/crd/bases): the pod templates are Kubernetes PodTemplateSpecs.
+schema.define({
+    "lws.LeaderWorkerSet": {"apiVersion": "string", "kind": "string",
+                            "metadata": "meta.v1.ObjectMeta", "spec": "lws.Spec",
+                            "status": "any"},
+    "lws.Spec": {"replicas": "int32", "leaderWorkerTemplate": "lws.LeaderWorkerTemplate",
+                 "rolloutStrategy": "lws.RolloutStrategy", "startupPolicy": "string",
+                 "networkConfig": "lws.NetworkConfig"},
+    "lws.LeaderWorkerTemplate": {"leaderTemplate": "core.v1.PodTemplateSpec",
+                                 "workerTemplate": "core.v1.PodTemplateSpec",
+                                 "size": "int32", "restartPolicy": "string",
+                                 "subGroupPolicy": "lws.SubGroupPolicy",
+                                 "volumeClaimTemplates": {"list": "any"},
+                                 "persistentVolumeClaimRetentionPolicy": "any"},
+    "lws.RolloutStrategy": {"type": "string",
+                            "rollingUpdateConfiguration": "lws.RollingUpdateConfiguration"},
+    "lws.RollingUpdateConfiguration": {"partition": "int32", "maxUnavailable": "int-or-string",
+                                       "maxSurge": "int-or-string"},
+    "lws.SubGroupPolicy": {"subGroupPolicyType": "string", "subGroupSize": "int32"},
+    "lws.NetworkConfig": {"subdomainPolicy": "string"},
+})
+
+
+# -- the pods LWS creates ----------------------------------------------------------------
+
+
+def _sha1(text: str) -> str:
+    return hashlib.sha1(text.encode(), usedforsecurity=False).hexdigest()
+
+
+def group_pods(lws: LeaderWorkerSet, g: int) -> list[Pod]:
+    """The pods of group ``g``, leader first (what the controllers and the pod webhook
+    create)."""
+    leader_name = f"{lws.name}-{g}"
+    group_key = _sha1(f"{lws.namespace}/{leader_name}")
+    copied = {k: v for k, v in ((EXCLUSIVE, lws.exclusive),
+                                (SUBGROUP_EXCLUSIVE, lws.subgroup_exclusive)) if v}
+    out: list[Pod] = []
+    for w in range(lws.size):
+        template = (lws.leader or lws.worker) if w == 0 else lws.worker
+        labels = {**template.labels, NAME_LABEL: lws.name, GROUP_INDEX: str(g),
+                  WORKER_INDEX: str(w), GROUP_KEY: group_key}
+        annotations = {**template.annotations, **copied, SIZE: str(lws.size)}
+        if w:
+            annotations[LEADER_NAME] = leader_name
+        if lws.subgroups is not None:
+            annotations[SUBGROUP_SIZE] = str(lws.subgroups.size)
+            annotations[SUBGROUP_POLICY_TYPE] = lws.subgroups.type
+            index = lws.subgroup_of(w)
+            if index is not None:
+                labels[SUBGROUP_INDEX] = str(index)
+                labels[SUBGROUP_KEY] = _sha1(f"{leader_name}/{index}")
+        name = leader_name if w == 0 else f"{leader_name}-{w}"
+        out.append(template.make_pod(name, lws.namespace, labels=labels,
+                                     annotations=annotations))
+    return out
+
+
+# -- the tree of one group --------------------------------------------------------------------
+
+
+def exclusive_set(namespace: str, label: str) -> str:
+    """The set of an LWS exclusive constraint: every LWS (sub)group of the namespace, as
+    the anti-affinity on ``label`` (``group-key`` / ``subgroup-key``) reaches."""
+    return f"{namespace}/{label}"
+
+
+def _owning(key: str, exclusive: str, bound: Sequence[Pod], nodes: Mapping[str, Node]
+            ) -> tuple[Constraint, ...]:
+    """The exclusive constraint of a (sub)group, pinned to the domain its running pods
+    are in (LWS pins the workers to the leader's domain)."""
+    if not key:
+        return ()
+    value = None
+    for pod in bound:
+        node = nodes.get(pod.node_name or "")
+        if node is not None and node.labels.get(key) is not None:
+            value = node.labels[key]
+            break
+    return (Constraint(key, "required", value, exclusive),)
+
+
+def _sets(path: str, parts: Sequence[tuple[str, Sequence[Pod]]]) -> list[Group | PodSet]:
+    """Pending pods as PodSets of identical pods, all required: one per part (``leader``,
+    ``workers``), split further when a part holds pods of several shapes."""
+    out: list[Group | PodSet] = []
+    for label, pods in parts:
+        groups = identical(pods)
+        for i, members in enumerate(groups):
+            name = label if len(groups) == 1 else f"{label}-{i}"
+            out.append(podset(name, path, members, len(members)))
+    return out
+
+
+def _leader(pod: Pod) -> bool:
+    return pod.labels.get(WORKER_INDEX, "0") == "0"
+
+
+def group_tree(lws: LeaderWorkerSet, g: int, pods: Sequence[Pod], nodes: Mapping[str, Node]
+               ) -> Group | None:
+    """The gang of group ``g`` over its pods (bound ones pin and are left out); None when
+    every pod is bound."""
+    name = f"{lws.name}-{g}"
+    root = f"{lws.namespace}/{name}"
+    pending = [p for p in pods if not p.node_name]
+    if not pending:
+        return None
+    bound = [p for p in pods if p.node_name]
+    top = _owning(lws.exclusive, exclusive_set(lws.namespace, GROUP_KEY), bound, nodes)
+    kids: list[Group | PodSet] = []
+    if lws.subgroups is None:
+        leaders = [p for p in pending if _leader(p)]
+        workers = [p for p in pending if not _leader(p)]
+        if lws.queue and lws.leader is not None:
+            kids = _kueue_kids(lws, root, leaders, workers)
+        elif lws.queue and lws.worker_request is not None:  # Kueue's single PodSet "main"
+            kids = [kueue.podset_node("main", f"{root}/main", pending, lws.worker_request,
+                                      len(pending))]
+        elif lws.leader is not None:
+            kids = _sets(root, [("leader", leaders), ("workers", workers)])
+        else:
+            kids = _sets(root, [("pods", pending)])
+    else:
+        by_index: dict[int | None, list[Pod]] = {}
+        for pod in pods:
+            index = lws.subgroup_of(int(pod.labels.get(WORKER_INDEX, "0")))
+            by_index.setdefault(index, []).append(pod)
+        sub_set = exclusive_set(lws.namespace, SUBGROUP_KEY)
+        for index in sorted(by_index, key=lambda i: -1 if i is None else i):
+            members = [p for p in by_index[index] if not p.node_name]
+            if not members:
+                continue
+            if index is None:  # a LeaderExcluded leader: beside the subgroups
+                kids.extend(_sets(root, [("leader", members)]))
+                continue
+            sub = f"subgroup-{index}"
+            held = [p for p in by_index[index] if p.node_name]
+            topo = _owning(lws.subgroup_exclusive, sub_set, held, nodes)
+            inner = _sets(f"{root}/{sub}", [("leader", [p for p in members if _leader(p)]),
+                                            ("workers", [p for p in members
+                                                         if not _leader(p)])])
+            kids.append(Group(sub, f"{root}/{sub}", inner, min_groups=len(inner),
+                              topology=topo))
+        if lws.queue:
+            common = _common_request(lws)
+            top = (*top, *common)
+    return Group(name, root, kids, min_groups=len(kids), topology=top, kind=KIND, source=root)
+
+
+def _common_request(lws: LeaderWorkerSet) -> tuple[Constraint, ...]:
+    leader, worker = lws.leader_request, lws.worker_request
+    if leader is None:
+        return worker.constraints() if worker is not None else ()
+    if worker is not None and leader.group and leader.group == worker.group:
+        return leader.constraints()
+    return ()
+
+
+def _kueue_kids(lws: LeaderWorkerSet, root: str, leaders: Sequence[Pod],
+                workers: Sequence[Pod]) -> list[Group | PodSet]:
+    """Kueue's leader and worker PodSets, each with its request (a podset-group-name
+    pair under one Group in one domain)."""
+    assert lws.leader_request is not None and lws.worker_request is not None
+    nodes: list[tuple[TreeNode, kueue.TasRequest]] = []
+    for label, members, request in (("leader", leaders, lws.leader_request),
+                                    ("worker", workers, lws.worker_request)):
+        if members:
+            nodes.append((kueue.podset_node(label, f"{root}/{label}", members, request,
+                                            len(members)), request))
+    return kueue.grouped(root, nodes)
+
+
+# -- the builder ------------------------------------------------------------------------------
+
+
+def leader_worker_sets(inputs: Inputs) -> list[LeaderWorkerSet]:
+    return [o for o in inputs.objects.get(KIND, []) if isinstance(o, LeaderWorkerSet)]
+
+
+def build(inputs: Inputs) -> Contribution:
+    out = Contribution()
+    nodes = {n.name: n for n in inputs.nodes}
+    existing = {p.key: p for p in inputs.pods}
+    for lws in leader_worker_sets(inputs):
+        for g in range(lws.replicas):
+            made = group_pods(lws, g)
+            pods = [existing.get(p.key, p) for p in made]
+            out.pods.extend(p for p in made if p.key not in existing)
+            out.claimed.update(p.key for p in pods)
+            key = f"{lws.namespace}/{lws.name}-{g}"
+            priority = max((p.priority for p in pods), default=0)
+            try:
+                tree = group_tree(lws, g, pods, nodes)
+            except InputError as err:
+                out.workloads.append(Workload(key, KIND, None, invalid=str(
+                    lws.origin.locate(err))))
+                continue
+            bound = [p for p in pods if p.node_name]
+            if bound:
+                out.claims.update(_bound_claims(lws, g, bound))
+            if tree is None:
+                continue  # running whole
+            tree.priority = priority
+            pending = {p.key: p for p in pods if not p.node_name}
+            out.workloads.append(Workload(key, KIND, tree, pending, priority=priority,
+                                          source=lws.origin.where))
+    return out
+
+
+def _bound_claims(lws: LeaderWorkerSet, g: int, bound: Sequence[Pod]
+                  ) -> dict[str, tuple[Claim, ...]]:
+    """The exclusive domains the group's running pods hold (its owners' paths as the
+    tree names them)."""
+    root = f"{lws.namespace}/{lws.name}-{g}"
+    out: dict[str, tuple[Claim, ...]] = {}
+    for pod in bound:
+        claims: list[Claim] = []
+        if lws.exclusive:
+            claims.append((exclusive_set(lws.namespace, GROUP_KEY), lws.exclusive, root))
+        index = lws.subgroup_of(int(pod.labels.get(WORKER_INDEX, "0")))
+        if lws.subgroup_exclusive and index is not None:
+            claims.append((exclusive_set(lws.namespace, SUBGROUP_KEY), lws.subgroup_exclusive,
+                           f"{root}/subgroup-{index}"))
+        if claims:
+            out[pod.key] = tuple(claims)
+    return out
+
+
+FRONT_END = FrontEnd(
+    "lws", (Kind(KIND, (API_VERSION,), _handle, schema="lws.LeaderWorkerSet"),), build)
+
+__all__ = [
+    "API_VERSION",
+    "EXCLUSIVE",
+    "FRONT_END",
+    "KIND",
+    "SUBGROUP_EXCLUSIVE",
+    "LeaderWorkerSet",
+    "build",
+    "exclusive_set",
+    "group_pods",
+    "group_tree",
+    "leader_worker_sets",
+    "parse_lws",
+]
