@@ -735,8 +735,10 @@ def _pod_group(name: str, namespace: str, pods: Sequence[Pod], origins: Mapping[
     hashed = [p for p in ordered if p.annotations.get(ROLE_HASH)]
     for pod in hashed:
         roles.setdefault(pod.annotations[ROLE_HASH], []).append(pod)
-    for i, members in enumerate(identical([p for p in ordered if p not in hashed])):
-        roles.setdefault(f"role-{i}" if len(roles) or i else "main", []).extend(members)
+    shapes = identical([p for p in ordered if p not in hashed])
+    for i, members in enumerate(shapes):  # Kueue hashes each pod's shape into its role
+        roles.setdefault(MAIN if len(shapes) == 1 and not roles else f"role-{i}",
+                         []).extend(members)
     if len(ordered) < total:
         workload.waiting = (f"waiting for pods: group has {len(ordered)} of "
                             f"{POD_GROUP_TOTAL_COUNT} {total}")
