@@ -1,0 +1,72 @@
+"""The KAI, Grove, LeaderWorkerSet and Kueue examples through the CLI: ``translate -o
+tree`` shows the gang tree each becomes, ``place`` puts them as recorded (golden files,
+regenerate with UPDATE_GOLDEN=1), ``validate`` reports an invalid one in one line."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from cli_helpers import Run
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+GOLDEN = Path(__file__).parent / "golden"
+CLUSTER = EXAMPLES / "cluster-small.yaml"
+NEW = ["kai-podgroup.yaml", "grove-podcliqueset.yaml", "grove-podgang.yaml",
+       "lws-exclusive.yaml", "kueue-job.yaml", "kueue-jobset.yaml", "kueue-pod-group.yaml"]
+
+
+@pytest.mark.parametrize("example", NEW)
+def test_translate_tree_shows_the_gang_tree(run: Run, example: str) -> None:
+    result = run("translate", "-o", "tree", CLUSTER, EXAMPLES / example)
+    assert result.exit_code == 0, result.output
+    golden = GOLDEN / f"tree-{example.removesuffix('.yaml')}.txt"
+    if os.environ.get("UPDATE_GOLDEN"):
+        golden.write_text(result.stdout)
+    assert result.stdout == golden.read_text()
+
+
+@pytest.mark.parametrize("example", NEW)
+def test_examples_place_as_recorded(run: Run, example: str) -> None:
+    result = run("place", "-f", CLUSTER, "-f", EXAMPLES / example, "-o", "json")
+    assert result.exit_code == 0, result.output  # every workload admitted
+    data = json.loads(result.stdout)
+    golden = GOLDEN / f"place-{example.removesuffix('.yaml')}.json"
+    if os.environ.get("UPDATE_GOLDEN"):
+        golden.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    assert data == json.loads(golden.read_text())
+
+
+def test_tree_of_exclusive_groups_names_the_owned_domain(run: Run) -> None:
+    result = run("translate", "-o", "tree", EXAMPLES / "lws-exclusive.yaml")
+    assert "owns gangsched.io/rack (set infer/leaderworkerset.sigs.k8s.io/group-key)" in \
+        result.stdout
+    assert "LeaderWorkerSet infer/dsr1-1" in result.stdout
+
+
+def test_validate_reports_an_unknown_level_in_one_line(run: Run, tmp_path: Path) -> None:
+    text = (EXAMPLES / "kai-podgroup.yaml").read_text().replace(
+        "requiredTopologyLevel: block", "requiredTopologyLevel: row")
+    bad = tmp_path / "kai.yaml"
+    bad.write_text(text)
+    result = run("validate", CLUSTER, bad)
+    assert result.exit_code == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert f"{bad}[doc 1]: PodGroup/disagg-llm: spec.topologyConstraint.requiredTopologyLevel: " \
+        "level 'row' is not a level of topology small-fabric" in lines[0]
+
+
+def test_validate_reports_a_dangling_parent_in_one_line(run: Run, tmp_path: Path) -> None:
+    text = (EXAMPLES / "kai-podgroup.yaml").read_text().replace(
+        "parent: prefill\n    minMember: 2\n    topologyConstraint:\n      topology: small-fabric"
+        "\n      requiredTopologyLevel: rack", "parent: prefil\n    minMember: 2")
+    bad = tmp_path / "kai.yaml"
+    bad.write_text(text)
+    result = run("validate", bad)
+    assert result.exit_code == 1
+    (line,) = result.stderr.strip().splitlines()
+    assert f"{bad}[doc 1]: PodGroup/disagg-llm: spec.subGroups[2].parent: parent prefil of " \
+        "prefill-1 was not found" in line
