@@ -746,6 +746,7 @@ def _pod_group(name: str, namespace: str, pods: Sequence[Pod], origins: Mapping[
     bound = sum(1 for p in ordered if p.node_name)
     nodes: list[tuple[TreeNode, TasRequest]] = []
     left = max(0, total - bound)
+    every = len(ordered) - bound <= left  # no more pods than the group needs: all of them
     for role, members in roles.items():
         pending = [p for p in members if not p.node_name]
         head = members[0]
@@ -763,8 +764,8 @@ def _pod_group(name: str, namespace: str, pods: Sequence[Pod], origins: Mapping[
             continue
         for sub in identical(pending):  # a role hash may hold pods of several shapes
             label = role if len(sub) == len(pending) else f"{role}-{len(nodes)}"
-            nodes.append((podset_node(label, f"{key}/{label}", sub, request, len(sub)),
-                          request))
+            nodes.append((podset_node(label, f"{key}/{label}", sub, request,
+                                      len(sub) if every else 0), request))
     if not nodes:
         workload.waiting = "no pending pods"
         return workload
