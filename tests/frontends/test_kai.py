@@ -342,3 +342,15 @@ def test_empty_topology_name_ignores_the_levels_with_a_warning(tmp_path: Path) -
 def test_old_api_fields_load_and_are_ignored(tmp_path: Path) -> None:
     spec = {"minMember": 2, "parallelism": 2, "completions": 2, "backoffLimit": 3}
     assert tree(only(plan(tmp_path, podgroup(spec), pod("a"), pod("b")))).min_pods == 2
+
+
+def test_without_any_kai_topology_prefixed_levels_are_node_label_keys(tmp_path: Path) -> None:
+    spec = {"minMember": 1, "topologyConstraint": {"topology": "cluster-topology",
+                                                   "requiredTopologyLevel": RACK}}
+    p = plan(tmp_path, podgroup(spec), pod("a"))
+    assert tree(only(p)).topology == (Constraint(RACK),)
+    assert any("levels are read as node label keys" in x for x in p.warnings)
+    alias = {"minMember": 1, "topologyConstraint": {"topology": "cluster-topology",
+                                                    "requiredTopologyLevel": "rack"}}
+    assert "topology 'cluster-topology' not found" in only(
+        plan(tmp_path, podgroup(alias), pod("a"))).invalid

@@ -46,7 +46,9 @@ exist and parents must not form a cycle, a leaf needs ``minMember`` and may not 
 fails at scheduling time, gangsched refuses what can never be scheduled: ``minSubGroup``
 above the number of children (the PodGroup's own counts the root SubGroups; set without
 ``subGroups`` it can never be met), a ``topology`` with neither level, a Topology not in the
-inputs, a level the Topology does not have, ``preferredTopologyLevel`` wider than
+inputs (when the inputs hold no KAI Topology at all, levels with a prefix such as
+``example.com/rack`` are read as node label keys, with a warning), a level the Topology does
+not have, ``preferredTopologyLevel`` wider than
 ``requiredTopologyLevel``, and a SubGroup required level wider than its parent's (same
 Topology). Those needing the Topology object make the workload *invalid* (``validate``
 reports them, naming file, object and field); the rest fail the load.
@@ -341,9 +343,15 @@ def _resolve(tc: TopologyConstraint | None, topos: Mapping[str, TopologyObject]
         return (), None
     topo = topos.get(tc.topology)
     if topo is None:
-        known = ", ".join(sorted(topos)) or "none in the inputs"
-        raise InputError(f"topology {tc.topology!r} not found (a {TOPOLOGY_API_VERSION} "
-                         f"Topology; known: {known})", field=f"{tc.field}.topology")
+        if topos or not all(_is_key(x) for x in (tc.required, tc.preferred) if x):
+            known = ", ".join(sorted(topos)) or "none in the inputs"
+            raise InputError(f"topology {tc.topology!r} not found (a {TOPOLOGY_API_VERSION} "
+                             f"Topology; known: {known})", field=f"{tc.field}.topology")
+        # no KAI Topology in the inputs at all: the levels are read as node label keys
+        keys = [Constraint(tc.required, "required")] if tc.required else []
+        if tc.preferred:
+            keys.append(Constraint(tc.preferred, "preferred"))
+        return tuple(keys), None
     out: list[Constraint] = []
     ranks: dict[str, int] = {}
     for attr, mode in (("required", "required"), ("preferred", "preferred")):
@@ -364,6 +372,12 @@ def _resolve(tc: TopologyConstraint | None, topos: Mapping[str, TopologyObject]
                          "the same as or narrower than the required one",
                          field=f"{tc.field}.preferredTopologyLevel")
     return tuple(out), ranks.get("required")
+
+
+def _is_key(level: str) -> bool:
+    """A level that can only be a node label key (it has a prefix: ``example.com/rack``),
+    never an alias."""
+    return "/" in level and not names.qualified_name(level)
 
 
 # -- the tree ----------------------------------------------------------------------------
@@ -405,6 +419,12 @@ class _Builder:
     def constraints(self, tc: TopologyConstraint | None, parent: tuple[str, int] | None
                     ) -> tuple[tuple[Constraint, ...], tuple[str, int] | None]:
         cons, rank = _resolve(tc, self.topos)
+        if tc is not None and not self.topos:
+            where = f"{self.pg.origin.where} {KIND}/{self.pg.name}".strip()
+            note = (f"{where}: {tc.field}.topology: no {TOPOLOGY_API_VERSION} Topology in the "
+                    f"inputs; its levels are read as node label keys")
+            if note not in self.warnings:
+                self.warnings.append(note)
         if tc is None or rank is None:
             return cons, parent
         if parent is not None and parent[0] == tc.topology and rank < parent[1]:
