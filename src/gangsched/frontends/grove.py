@@ -48,7 +48,8 @@ keys already (the operator translated the domains), on the root, a group config 
 podgroup. A podgroup with fewer pods than ``minReplicas`` makes the gang wait.
 
 **Validation** is the CRD's and the webhooks' (their words): at least one clique; clique
-and scaling-group names DNS subdomains and unique; role names unique; ``replicas > 0``
+and scaling-group names DNS subdomains and unique; role names unique (a missing one is
+accepted: Grove's own samples leave it out); ``replicas > 0``
 (an explicit 0 defaults to 1), ``0 < minAvailable <= replicas`` for cliques and scaling
 groups; a scaling group's cliques defined and in no other group; ``autoScalingConfig`` not
 on a clique of a scaling group, ``minReplicas >= minAvailable``, ``maxReplicas`` at least
@@ -287,8 +288,9 @@ def _parse_clique(item: Mapping[str, Any], i: int, path: str, warnings: list[str
     spec = as_mapping(item.get("spec"), spec_path)
     if not spec:
         raise InputError("is required", field=spec_path)
-    if not as_str(spec.get("roleName"), f"{spec_path}.roleName"):
-        raise InputError("is required", field=f"{spec_path}.roleName")
+    # roleName: the CRD lists it as required, yet Grove's own samples leave it out; it
+    # plays no part in scheduling, so it is only checked for uniqueness
+    as_str(spec.get("roleName"), f"{spec_path}.roleName")
     pod_spec = as_mapping(spec.get("podSpec"), f"{spec_path}.podSpec")
     if spec.get("podSpec") is None:
         raise InputError("is required", field=f"{spec_path}.podSpec")
@@ -478,7 +480,8 @@ def parse_pcs(obj: Mapping[str, Any], origin: Origin | None = None) -> PodClique
             clique, cspec = _parse_clique(item, i, path, warnings)
             if any(c.name == clique.name for c in cliques):
                 raise InputError(f"duplicate clique name {clique.name!r}", field=f"{path}.name")
-            if any(s.get("roleName") == cspec.get("roleName") for s in specs):
+            if cspec.get("roleName") and any(s.get("roleName") == cspec.get("roleName")
+                                             for s in specs):
                 raise InputError(f"duplicate roleName {cspec.get('roleName')!r}",
                                  field=f"{path}.spec.roleName")
             cliques.append(clique)
