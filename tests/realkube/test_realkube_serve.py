@@ -96,6 +96,8 @@ def _composite_objects(namespace: str) -> list[Obj]:
     the PriorityClass (the Priority admission plugin refuses a bare spec.priority)."""
     out = []
     for obj in load_yaml(ROOT / "examples" / "workload-composite.yaml"):
+        if obj["kind"] == "PriorityClass":  # cluster-scoped: _priority_class creates it
+            continue
         obj["metadata"]["namespace"] = namespace
         if obj["kind"] == "Pod":
             obj["spec"].pop("priority", None)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import yaml
 from realkube_helpers import (
+    RACK,
     RealKube,
     gang_states,
     rack_nodes,
@@ -54,8 +55,7 @@ def _gang(name: str, size: int, cpu: str) -> list[dict[str, object]]:
     group = {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
              "metadata": {"name": name, "namespace": "default"},
              "spec": {"schedulingPolicy": {"gang": {"minCount": size}},
-                      "schedulingConstraints": {"topology": [
-                          {"key": "topology.kubernetes.io/rack"}]}}}
+                      "schedulingConstraints": {"topology": [{"key": RACK}]}}}
     pods = [{"apiVersion": "v1", "kind": "Pod",
              "metadata": {"name": f"{name}-{i}", "namespace": "default"},
              "spec": {"schedulerName": "gangsched",
