@@ -5,6 +5,14 @@ as one batch:
 
 1. **Minimums.** Every scheduling unit's minimum, all-or-nothing, workloads in priority
    order (higher first), then input order; each unit sees the ones admitted before it.
+   **Look-ahead**: when some workload is rejected, the batch is tried again (on copies
+   of the state, at most :data:`LOOKAHEAD` times) with one rejected workload moved to
+   the front of its priority, largest first, and, first of all, with the workloads of
+   each priority largest first. An order is kept when it admits more, counted per
+   priority, higher priorities first: the sum over admitted pods of each pod's dominant
+   share (its largest request as a fraction of the cluster's total of that resource).
+   So a lower priority never gains at a higher one's expense, and within a priority a
+   later workload may be admitted in place of an earlier one when that packs more.
 2. **Extras, fairly.** Extras only once every minimum was tried, so no unit's extras can
    take what another unit's minimum needs. In rounds: every admitted unit grows half of
    what it still lacks (all-or-nothing, inside the domains its pods are in), then all of
@@ -34,6 +42,8 @@ from gangsched.scheduler.capacity import label_of
 from gangsched.scheduler.tree import residual
 
 EXTRA_ROUNDS = (0.5, 1.0)  # shares of what each unit still lacks, grown all-or-nothing
+LOOKAHEAD = 24  # trial batches, at most, to admit more (see the module docstring)
+LOOKAHEAD_DECISIONS = 40_000  # and at most this many unit decisions across them
 
 
 @dataclass
@@ -83,17 +93,19 @@ def check_trees(plan: Plan, levels: list[str]) -> None:
 
 def place_plan(
     plan: Plan, state: ClusterState, options: Options | None = None, *,
-    min_first: bool = True,
+    min_first: bool = True, lookahead: int = LOOKAHEAD,
 ) -> list[WorkloadOutcome]:
     """Decide every workload; returns outcomes in input order (waiting ones included).
     ``min_first=False`` places each unit with its extras at once, in order (the
-    ablation of minimum-first)."""
+    ablation of minimum-first); ``lookahead=0`` keeps the priority-then-input order."""
     check_trees(plan, state.topology.keys)
     state.note_claims(plan.claims)  # bound pods hold their exclusive domains
     order = sorted(range(len(plan.workloads)),
                    key=lambda i: (-plan.workloads[i].priority, i))
     opts = options or Options()
     first = replace(opts, extras=False) if min_first else opts
+    if lookahead > 0:
+        order = Lookahead(plan, state, first).best(order, lookahead)
     outcomes: dict[int, WorkloadOutcome] = {}
     admitted: list[tuple[WorkloadOutcome, TreeNode, dict[str, dict[str, str]]]] = []
     for i in order:
@@ -103,6 +115,78 @@ def place_plan(
     if min_first and opts.extras:
         grow_extras(admitted, state, opts)
     return [outcomes[i] for i in range(len(plan.workloads))]
+
+
+class Lookahead:
+    """Trial batches on copies of the state, to find an order that admits more."""
+
+    def __init__(self, plan: Plan, state: ClusterState, options: Options) -> None:
+        self.plan, self.state = plan, state
+        self.options = replace(options, explain=False)
+        inverse = state.inverse_totals
+        self.share: dict[str, float] = {}  # pod key -> its dominant share
+        self.weight: list[float] = []  # per workload: its minimum's dominant share
+        for w in plan.workloads:
+            total = 0.0
+            if w.tree is not None and not w.waiting:
+                for ps in podsets(w.tree):
+                    s = max((v * inverse[state.rindex[r]] for r, v in ps.requests.items()
+                             if r in state.rindex and r != "pods"), default=0.0)
+                    self.share.update(dict.fromkeys(ps.pods, s))
+                    total += s * ps.min_pods
+            self.weight.append(total)
+
+    def run(self, order: list[int]) -> tuple[tuple[float, ...], list[int]]:
+        """The value of deciding the minimums in ``order`` (per priority, highest first:
+        the dominant shares admitted, then the pods), and the workloads it rejects."""
+        trial = self.state.snapshot()
+        shares: dict[int, float] = {}
+        pods: dict[int, int] = {}
+        rejected: list[int] = []
+        for i in order:
+            w = self.plan.workloads[i]
+            out, _ = decide(w, trial, self.options)
+            if out.admitted:
+                shares[w.priority] = shares.get(w.priority, 0.0) + sum(
+                    self.share.get(p, 0.0) for p in out.pods)
+                pods[w.priority] = pods.get(w.priority, 0) + len(out.pods)
+            elif not out.waiting:
+                rejected.append(i)
+        levels = sorted({w.priority for w in self.plan.workloads}, reverse=True)
+        value: list[float] = []
+        for p in levels:
+            value += [round(shares.get(p, 0.0), 9), pods.get(p, 0)]
+        return tuple(value), rejected
+
+    def best(self, order: list[int], trials: int) -> list[int]:
+        """The best of ``order`` and up to ``trials`` variations of it."""
+        best_value, rejected = self.run(order)
+        if not rejected:
+            return order
+        budget = min(trials, LOOKAHEAD_DECISIONS // max(1, len(order)))
+        prio = [w.priority for w in self.plan.workloads]
+        largest = sorted(order, key=lambda i: (-prio[i], -self.weight[i], order.index(i)))
+        candidates: list[list[int]] = [largest]
+        tried: set[int] = set()
+        while budget > 0 and candidates:
+            budget -= 1
+            candidate = candidates.pop()
+            value, rej = self.run(candidate)
+            if value > best_value:
+                best_value, order, rejected = value, candidate, rej
+            if not candidates:  # next: a rejected workload moved to the front of its priority
+                left = [i for i in sorted(rejected, key=lambda i: -self.weight[i])
+                        if i not in tried]
+                if left:
+                    tried.add(left[0])
+                    candidates.append(_to_front(order, left[0], prio))
+        return order
+
+def _to_front(order: list[int], i: int, prio: list[int]) -> list[int]:
+    """``order`` with ``i`` moved ahead of every workload of its priority."""
+    rest = [j for j in order if j != i]
+    at = next((k for k, j in enumerate(rest) if prio[j] <= prio[i]), len(rest))
+    return [*rest[:at], i, *rest[at:]]
 
 
 def decide(w: Workload, state: ClusterState, options: Options

@@ -7,7 +7,7 @@ from gangsched.batch import place_plan
 from gangsched.cluster.state import ClusterState
 from gangsched.gang import Group
 from gangsched.model import Plan, Workload
-from gangsched.testing.builders import GPU, group, levels_of, nodes, podset
+from gangsched.testing.builders import GPU, cons, group, levels_of, nodes, podset
 
 ONE_RACK = (("zone", 1), ("rack", 1), ("host", 4))  # 4 nodes of 8 GPUs
 
@@ -55,3 +55,51 @@ def test_a_unit_with_nothing_required_comes_after_every_minimum() -> None:
     assert out[1].admitted and len(out[1].pods) >= 2  # its minimum first
     assert out[0].admitted and len(out[0].pods) >= 1  # the loose pods take what is left
     assert len(out[0].pods) + len(out[1].pods) == 4
+
+
+# -- look-ahead ------------------------------------------------------------------------
+
+TWO_RACKS = (("zone", 1), ("rack", 2), ("host", 2))  # 2 racks of 2 nodes of 8 GPUs
+
+
+def rack_gang(name: str, pods: int, priority: int = 0) -> Group:
+    return group(name, [podset(f"{name}/w", pods, gpu=8)], topology=cons("rack"),
+                 priority=priority)
+
+
+def racks_plan(*trees: Group) -> tuple[Plan, ClusterState]:
+    ns = nodes(TWO_RACKS, {"cpu": 64_000, GPU: 8, "pods": 110})
+    workloads = [Workload(t.path, "PodGroup", t, priority=t.priority) for t in trees]
+    return Plan(workloads, ns, None, []), ClusterState.from_nodes(ns, levels_of(TWO_RACKS))
+
+
+def test_look_ahead_admits_more_when_a_later_workload_packs_better() -> None:
+    # in input order the single pod takes half a rack and one of the two whole-rack gangs
+    # is left out (24 of 32 GPUs); leaving the single pod out places all 32
+    trees = (rack_gang("one", 1), rack_gang("a", 2), rack_gang("b", 2))
+    p, state = racks_plan(*trees)
+    plain = place_plan(p, state, lookahead=0)
+    assert [o.admitted for o in plain] == [True, True, False]
+    p, state = racks_plan(*trees)
+    out = place_plan(p, state)
+    assert [o.admitted for o in out] == [False, True, True]
+    assert sum(len(o.pods) for o in out) == 4
+    assert {len(set(o.pods.values())) for o in out if o.admitted} == {2}
+
+
+def test_look_ahead_never_trades_a_higher_priority_for_more_pods() -> None:
+    p, state = racks_plan(rack_gang("one", 1, priority=10), rack_gang("a", 2), rack_gang("b", 2))
+    out = place_plan(p, state)
+    assert out[0].admitted
+    assert [o.admitted for o in out[1:]].count(True) == 1
+
+
+def test_look_ahead_keeps_the_input_order_when_everything_fits() -> None:
+    p, state = racks_plan(rack_gang("a", 1), rack_gang("b", 1))
+    out = place_plan(p, state)
+    assert all(o.admitted for o in out)
+    # best fit in input order: the second pod joins the first one's rack
+    assert out[0].pods and out[1].pods
+    first = next(iter(out[0].pods.values()))
+    second = next(iter(out[1].pods.values()))
+    assert first.rsplit("-h", 1)[0] == second.rsplit("-h", 1)[0]

@@ -64,3 +64,21 @@ def test_bench_place_rejects_unknown_sizes(run: Run, tmp_path: Path) -> None:
     assert_one_line_error(run("bench", "quality", "--instances", "0"), "--instances")
     assert_one_line_error(run("bench", "throughput", "--case", "tas 1 x 1"), "--case")
     assert_one_line_error(run("bench", "throughput", "--repeat", "0"), "--repeat")
+
+
+def test_bench_batch_compares_place_with_the_optimum_and_best_fit(run: Run) -> None:
+    result = run("bench", "batch", "--instances", "1", "--nodes", "512", "--time-limit", "5",
+                 "-o", "json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    (row,) = data["instances"]
+    assert row["nodes"] == 512 and row["gangs"] > 0
+    # nobody beats a proven bound, and the optimum found is a real placement
+    assert row["optimum_gpus"] <= row["optimum_gpus_bound"] <= row["free_gpus"]
+    for who in ("gangsched", "best_fit"):
+        assert 0 < row[f"{who}_gpus"] <= row["optimum_gpus_bound"]
+    assert set(data["totals"]) >= {"gangsched_gpus", "gangsched_pods", "best_fit_gpus"}
+
+
+def test_bench_batch_rejects_an_unknown_node_count(run: Run) -> None:
+    assert_one_line_error(run("bench", "batch", "--nodes", "100"), "--nodes")

@@ -157,3 +157,45 @@ def quality_cmd(
         raise InputError("must be at least 1", field="--instances")
     result = run_quality(instances, seed=seed, time_limit=time_limit)
     _emit(result, format_quality(result), output, output_file)
+
+
+@app.command("batch")
+def batch_cmd(
+    instances: Annotated[int, typer.Option("--instances", help="Instances (seeds).")] = 6,
+    seed: Annotated[int, typer.Option("--seed", help="First seed.")] = 0,
+    nodes: Annotated[int | None, typer.Option(
+        "--nodes", help="Nodes per instance: 512, 1024 or 2048 (default: drawn per seed).",
+        show_default=False)] = None,
+    time_limit: Annotated[float, typer.Option(
+        "--time-limit", help="MILP seconds per instance.")] = 30.0,
+    output: OutputOption = Format.table,
+    output_file: FileOption = None,
+) -> None:
+    """How close place packs batches of rack- and block-required gangs to the exact
+    optimum (MILP), beside a plain best-fit in arrival order."""
+    from gangsched.bench.batch import NODE_COUNTS, run_batch_bench
+
+    if instances < 1:
+        raise InputError("must be at least 1", field="--instances")
+    if nodes is not None and nodes not in NODE_COUNTS:
+        raise InputError(f"must be one of {', '.join(map(str, NODE_COUNTS))}", field="--nodes")
+    if not time_limit > 0:
+        raise InputError("must be positive", field="--time-limit")
+    result = run_batch_bench(range(seed, seed + instances), time_limit, nodes, _progress)
+    table = Table(title="bench batch: GPUs and pods placed, as a share of the optimum",
+                  title_justify="left")
+    for col in ("seed", "nodes", "gangs", "free GPUs", "optimum GPUs", "bound",
+                "gangsched GPUs", "gangsched pods", "best-fit GPUs", "best-fit pods"):
+        table.add_column(col, justify="right")
+    for r in result.rows:
+        rt = r.ratios
+        table.add_row(str(r.seed), f"{r.nodes:,}", str(r.gangs), f"{r.free_gpus:,}",
+                      f"{r.optimum_gpus:,}", f"{r.optimum_gpus_bound:,}" + ("" if r.optimal
+                                                                            else "*"),
+                      f"{rt['gangsched_gpus']:.2%}", f"{rt['gangsched_pods']:.2%}",
+                      f"{rt['best_fit_gpus']:.2%}", f"{rt['best_fit_pods']:.2%}")
+    t = result.totals()
+    table.add_row("all", "", "", "", "", "", f"{t['gangsched_gpus']:.2%}",
+                  f"{t['gangsched_pods']:.2%}", f"{t['best_fit_gpus']:.2%}",
+                  f"{t['best_fit_pods']:.2%}")
+    _emit(result.as_dict(), table, output, output_file)

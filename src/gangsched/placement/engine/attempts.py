@@ -141,7 +141,8 @@ def place(
         search = explainer.search
         if search.log is not None:
             search.log.explaining(search)
-        status = Status(Code.UNSCHEDULABLE, reasons(search, unit))
+        why = reasons(search, unit) if opts.explain else (f"{unit.name}: does not fit",)
+        status = Status(Code.UNSCHEDULABLE, why)
         search.txn.discard()
         return _decision(unit, state, status, None, minimum, search.budget.dry_runs, facts)
     # extras: grow the placed minimum by water-filling, first feasible choices only

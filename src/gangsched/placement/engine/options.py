@@ -32,6 +32,9 @@ class Options:
     # fragmentation: among equally full nodes, those in the fullest lowest domains (racks)
     # first, so clean racks stay whole for the gangs that need a whole rack
     keep_whole: bool = True
+    # a rejection's reason in full (the numbers of every cut, as explained to users), or
+    # one short line: for callers that only need the verdict (trial runs, simulations)
+    explain: bool = True
 
 
 DEFAULT = Options()
