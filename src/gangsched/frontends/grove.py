@@ -675,8 +675,10 @@ schema.define({
     "grove.ClusterTopologyBinding": {"apiVersion": "string", "kind": "string",
                                      "metadata": "meta.v1.ObjectMeta",
                                      "spec": "grove.BindingSpec", "status": "any"},
+    # schedulerTopologyReferences: its name before #616 (v0.1.0-alpha.9), still in the docs
     "grove.BindingSpec": {"levels": {"list": "grove.TopologyLevel"},
-                          "schedulerTopologyBindings": "any"},
+                          "schedulerTopologyBindings": "any",
+                          "schedulerTopologyReferences": "any"},
     "grove.TopologyLevel": {"domain": "string", "key": "string"},
     "grove.PodGang": {"apiVersion": "string", "kind": "string",
                       "metadata": "meta.v1.ObjectMeta", "spec": "grove.PodGangSpec",
