@@ -78,6 +78,14 @@ def test_api_errors_and_dropped_watches_while_scheduling_200_gangs(
                                  f", units {units}, leading {replica.server.leading()}") from None
         time.sleep(0.5)  # nothing moves afterwards
         assert _settled(store, names, 160)
+
+        def without_phase() -> list[str]:
+            return [pg["metadata"]["name"] for pg in store.list("podgroups.scheduling.volcano.sh")
+                    if not (pg.get("status") or {}).get("phase")]
+
+        # status writes that failed under the faults are retried, and reconciled
+        wait_for(lambda: not without_phase(), WAIT, interval=0.5,
+                 what="a status.phase on every PodGroup")
         stats = server.faults.snapshot()["stats"]
     finally:
         replica.stop()
