@@ -138,8 +138,9 @@ class _EnginePolicy:
     def __init__(self, **knobs: Any) -> None:
         self.knobs = {k: v.default for k, v in self.KNOBS.items()}
         self.knobs.update(knobs)
-        self.options: Options | None = self.engine_options()
-        self._minimum = replace(self.options or Options(), extras=False)
+        # rejection reasons in one short line: the simulator counts outcomes, not reasons
+        self.options: Options = replace(self.engine_options() or Options(), explain=False)
+        self._minimum = replace(self.options, extras=False)
         self._seen: weakref.ref[ClusterState] | None = None
         self._generation = -1
         self._rejected: dict[Hashable, Decision] = {}

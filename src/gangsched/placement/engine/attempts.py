@@ -155,7 +155,8 @@ def place(
     # decide: a unit without a minimum that placed nothing is not admitted
     status = SUCCESS
     if not (root.placed > 0 or minimum > 0 or unit.size == 0):
-        why = reasons(search, unit) if search.notes.text else (f"{unit.name}: no pod fits",)
+        why = (reasons(search, unit) if search.notes.text and opts.explain
+               else (f"{unit.name}: no pod fits",))
         status = Status(Code.UNSCHEDULABLE, why)
     if commit and status.success:
         search.txn.commit()

@@ -231,6 +231,26 @@ class Notes:
         return f"{g.name}: needs {g.min_groups} {noun}{each}{inside}; {best}"
 
 
+class QuietNotes(Notes):
+    """Notes without the numbers: which nodes failed, each "does not fit" (for callers
+    that only need the verdict, ``Options.explain=False``)."""
+
+    def _quiet(self, node: TreeNode) -> None:
+        self.text.setdefault(node.path, f"{node.name}: does not fit")
+
+    def failure(self, node: TreeNode, seen: list[Seen]) -> None:
+        self._quiet(node)
+
+    def group(self, g: Group, c: Candidate, most: int) -> None:
+        self._quiet(g)
+
+    def group_pods(self, g: Group, c: Candidate, placed: int) -> None:
+        self._quiet(g)
+
+    def cross(self, node: TreeNode, con: Constraint, x: Crossing) -> None:
+        self._quiet(node)
+
+
 def _clipped_starts(level: Level, lo: int, hi: int) -> np.ndarray:
     """First node index of each domain of ``level`` inside [lo, hi)."""
     d0, d1 = int(level.node_domain[lo]), int(level.node_domain[hi - 1]) + 1

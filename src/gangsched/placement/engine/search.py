@@ -30,7 +30,7 @@ import numpy as np
 
 from gangsched.gang import Constraint, Group, PodSet, TreeNode
 from gangsched.placement.engine.domains import Candidates, Domains, Seen
-from gangsched.placement.engine.explain import Notes
+from gangsched.placement.engine.explain import Notes, QuietNotes
 from gangsched.placement.engine.extras import grow
 from gangsched.placement.engine.facts import Facts
 from gangsched.placement.engine.options import Options
@@ -75,7 +75,7 @@ class Search:
         self.budget = budget
         self.state = facts.state
         self.txn = facts.state.begin()
-        self.notes = Notes(facts)
+        self.notes = Notes(facts) if opts.explain else QuietNotes(facts)
         self.pods = Pods(facts, self.txn, pack, opts.keep_whole)
         self.own = own  # the tree an extra child's own minimum is read from
         self.log = current()  # a SearchLog when explaining (read only: see trace.py)
