@@ -8,15 +8,15 @@ import json
 from collections.abc import Mapping
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 
 from gangsched.api.errors import InputError
-from gangsched.bench import machine_info, write_json
-from gangsched.bench.load import run_load_bench
 from gangsched.cli.common import App, info, print_table
+
+if TYPE_CHECKING:  # the benchmarks (numpy, the engine) are imported where used
+    from rich.table import Table
 
 app = App(help="Benchmarks (wall clock and CPU time, on this machine).")
 
@@ -33,6 +33,8 @@ FileOption = Annotated[Path | None, typer.Option(
 
 
 def _emit(result: Mapping[str, Any], table: Table, output: Format, path: Path | None) -> None:
+    from gangsched.bench import machine_info, write_json
+
     if output is Format.json:
         typer.echo(json.dumps({**result, "machine": machine_info()}, indent=2))
     else:
@@ -50,6 +52,10 @@ def load_cmd(
     output_file: FileOption = None,
 ) -> None:
     """Time loading a generated cluster file and building the ClusterState from it."""
+    from rich.table import Table
+
+    from gangsched.bench.load import run_load_bench
+
     result = run_load_bench(nodes, repeat)
     table = Table(title=f"load: {result.nodes:,} nodes, {result.file_bytes / 1e6:.1f} MB YAML",
                   title_justify="left")
@@ -80,6 +86,8 @@ def place_cmd(
 ) -> None:
     """Decision latency p50/p99 per unit shape and cluster size, as a ratio to the floor
     (one vectorized fit + domain-sum pass on the same cluster, same run)."""
+    from rich.table import Table
+
     from gangsched.bench.place import SIZES, run_place_bench
 
     try:
@@ -117,6 +125,8 @@ def throughput_cmd(
 ) -> None:
     """Pods/s on the upstream kube-scheduler scheduler_perf gang and topology shapes,
     committed, with a plain numpy first-fit on the same cases as the reference."""
+    from rich.table import Table
+
     from gangsched.bench.throughput import CASES, run_throughput_bench
 
     if repeat < 1:
@@ -173,6 +183,8 @@ def batch_cmd(
 ) -> None:
     """How close place packs batches of rack- and block-required gangs to the exact
     optimum (MILP), beside a plain best-fit in arrival order."""
+    from rich.table import Table
+
     from gangsched.bench.batch import NODE_COUNTS, run_batch_bench
 
     if instances < 1:

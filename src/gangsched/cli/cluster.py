@@ -8,16 +8,11 @@ import sys
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import numpy as np
 import typer
-import yaml
-from rich import box
 from rich.markup import escape
-from rich.table import Table
 from rich.text import Text
-from rich.tree import Tree
 
 from gangsched.cli.common import (
     App,
@@ -36,15 +31,12 @@ from gangsched.cli.common import (
     plain,
     print_table,
 )
-from gangsched.cluster.generate import (
-    HOSTNAME_KEY,
-    generate_yaml,
-    level_name,
-    node_count,
-    parse_levels_spec,
-    parse_node_spec,
-)
-from gangsched.cluster.state import ClusterState
+
+if TYPE_CHECKING:  # numpy and the cluster model are imported where used (`--help` is light)
+    import numpy as np
+    from rich.table import Table
+
+    from gangsched.cluster.state import ClusterState
 
 app = App(help="Synthetic clusters and cluster topology.")
 
@@ -101,9 +93,18 @@ def generate(
     ] = True,
 ) -> None:
     """Print Node manifests for a regular topology tree."""
+    from gangsched.cluster.generate import (
+        generate_yaml,
+        node_count,
+        parse_levels_spec,
+        parse_node_spec,
+    )
+
     level_spec = parse_levels_spec(levels)
     text = generate_yaml(level_spec, parse_node_spec(node), prefix, topology=topology_object)
     if output is Format.json:
+        import yaml
+
         items = [d for d in yaml.safe_load_all(text) if d is not None]
         text = json.dumps({"apiVersion": "v1", "kind": "List", "items": items}, indent=2) + "\n"
     if output_file is None:
@@ -151,6 +152,10 @@ class _ClusterStats:
 
 
 def _stats(state: ClusterState) -> _ClusterStats:
+    import numpy as np
+
+    from gangsched.cluster.generate import level_name
+
     shown = [(state.rindex[r], title, scale) for r, title, scale in MAIN_RESOURCES
              if r in state.rindex]
     rows = np.array([i for i, _, _ in shown], dtype=np.int64)
@@ -254,6 +259,8 @@ def _tree_lines(stats: _ClusterStats, depth: int) -> list[tuple[int, str]]:
 
 def _print_tree(stats: _ClusterStats, depth: int) -> None:
     """A tree on a terminal; indented lines, two spaces a level, in a pipe."""
+    from rich.tree import Tree
+
     lines = _tree_lines(stats, depth)
     if plain():
         typer.echo("\n".join("  " * level + Text.from_markup(label).plain
@@ -268,6 +275,9 @@ def _print_tree(stats: _ClusterStats, depth: int) -> None:
 
 
 def _table(title: str, first: list[str]) -> Table:
+    from rich import box
+    from rich.table import Table
+
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD,
                   show_edge=False, pad_edge=False)
     for i, col in enumerate(first):
@@ -277,6 +287,8 @@ def _table(title: str, first: list[str]) -> Table:
 
 def _levels_table(stats: _ClusterStats, depth: int) -> Table:
     """Per level: domains, nodes per domain, and the most free in any one domain."""
+    import numpy as np
+
     table = _table("levels (most free in one domain)", ["level", "domains", "nodes/domain"])
     for title, _ in stats.columns:
         table.add_column(title, justify="right")
@@ -295,6 +307,10 @@ def _levels_table(stats: _ClusterStats, depth: int) -> Table:
 def _first_domains_table(stats: _ClusterStats, depth: int, limit: int) -> Table:
     """The first ``limit`` domains in tree (depth-first) order, hosts (the last level)
     left out."""
+    import numpy as np
+
+    from gangsched.cluster.generate import HOSTNAME_KEY
+
     shown = [lv for lv in stats.levels[:depth] if lv.key != HOSTNAME_KEY] or stats.levels[:1]
     level_of = np.concatenate([np.full(len(lv.starts), i) for i, lv in enumerate(shown)])
     domain = np.concatenate([np.arange(len(lv.starts)) for lv in shown])

@@ -4,6 +4,10 @@ pipes, the options every command spells the same way (``-f``, ``-R``, ``-n``, ``
 ``-l``, ``-o``, ``--no-headers``, ``-v``), and turning loaded inputs into a
 :class:`ClusterState`.
 
+Importing a command module must stay light (``gangsched --help`` starts in a fraction of
+the time the YAML parser, numpy and the front-ends take to import): the command modules
+import those inside the functions that use them, and so does this one.
+
 Topology levels come from, in order of precedence: a Kueue/KAI ``Topology`` object in the
 inputs, the ``--topology`` option, the well-known keys present on the nodes.
 """
@@ -15,24 +19,26 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Annotated, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 from rich.text import Text
 from typer._click.exceptions import ClickException, NoArgsIsHelpError
 from typer.core import TyperCommand, TyperGroup
 from typer.models import CommandFunctionType
 
 from gangsched.api.errors import GangschedError, InputError
-from gangsched.api.loader import Inputs
 from gangsched.api.names import printable
-from gangsched.api.schema import Mode, parse_mode
-from gangsched.cluster.state import ClusterState
-from gangsched.cluster.topology import Topology, infer_levels
-from gangsched.frontends import load
+
+if TYPE_CHECKING:  # the loader, numpy and the front-ends are imported where used
+    from rich.table import Table
+
+    from gangsched.api.loader import Inputs
+    from gangsched.api.schema import Mode
+    from gangsched.cluster.state import ClusterState
+    from gangsched.cluster.topology import Topology
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -312,6 +318,8 @@ ValidateOption = Annotated[
 
 def validate_mode(value: str | None) -> Mode | None:
     """The --validate option as a mode (None: the environment's or strict)."""
+    from gangsched.api.schema import parse_mode
+
     return None if value is None else parse_mode(value)
 
 
@@ -357,6 +365,8 @@ def _directory_files(directory: Path, recursive: bool) -> list[Path]:
 def load_inputs(files: Sequence[Path], ignore_unknown: bool = False,
                 validate: Mode | None = None) -> Inputs:
     """Load the input files, printing the loader's warnings."""
+    from gangsched.frontends import load
+
     inputs = load(files, ignore_unknown=ignore_unknown, validate=validate)
     for message in inputs.warnings:
         warn(message)
@@ -383,6 +393,8 @@ def levels_for(inputs: Inputs, topology_option: str | None) -> list[str]:
         return list(inputs.topology_levels)
     if topology_option is not None:
         return parse_topology_option(topology_option)
+    from gangsched.cluster.topology import infer_levels
+
     return infer_levels(inputs.nodes)
 
 
@@ -404,6 +416,8 @@ def report_missing(topology: Topology) -> None:
 
 def build_state(inputs: Inputs, topology_option: str | None) -> ClusterState:
     """The cluster state of the inputs' nodes, charged with the pods already bound."""
+    from gangsched.cluster.state import ClusterState
+
     if not inputs.nodes:
         raise InputError("no Node objects in the input files")
     state = ClusterState.from_nodes(inputs.nodes, levels_for(inputs, topology_option),

@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -35,7 +35,9 @@ from gangsched.cli.common import (
     out,
     warn,
 )
-from gangsched.testing.apiserver import ApiError, FaultConfig, TestAPIServer, is_loopback
+
+if TYPE_CHECKING:  # the API server is imported where used: `gangsched --help` stays light
+    from gangsched.testing.apiserver import TestAPIServer
 
 
 def build_server(
@@ -54,6 +56,8 @@ def build_server(
 ) -> tuple[TestAPIServer, Counter[str]]:
     """A test API server (not started) holding the objects of ``files``, and how many of
     each kind it holds."""
+    from gangsched.testing.apiserver import ApiError, FaultConfig, TestAPIServer, is_loopback
+
     if not allow_remote and not is_loopback(host):
         raise GangschedError(f"refusing to listen on {host}: the dev cluster has no "
                              "authentication; use a loopback address or --allow-remote")

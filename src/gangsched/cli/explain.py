@@ -15,13 +15,11 @@ from __future__ import annotations
 import dataclasses
 import json
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-import yaml
 
 from gangsched.api.errors import InputError
-from gangsched.batch import decide
 from gangsched.cli.common import (
     AllNamespacesOption,
     FilesOption,
@@ -39,15 +37,9 @@ from gangsched.cli.common import (
 from gangsched.cli.place import REJECTED_EXIT, plan_chain, run_place
 from gangsched.cli.result import INVALID, WorkloadResult
 from gangsched.cli.select import Scope, split_name
-from gangsched.cluster.state import ClusterState
-from gangsched.placement.engine import Options
-from gangsched.placement.engine.trace import (
-    AttemptLog,
-    DomainLog,
-    SearchLog,
-    TierLog,
-    recording,
-)
+
+if TYPE_CHECKING:  # the engine is imported where used: `gangsched --help` stays light
+    from gangsched.placement.engine.trace import AttemptLog, DomainLog, SearchLog, TierLog
 
 ROWS = 8  # domains listed per level without -v
 
@@ -108,6 +100,11 @@ def explain_cmd(
     best found. The inputs are placed as [bold]gangsched place[/] places them, so the
     verdict is the same; exit status as place's for this workload (0, 1 invalid, 3
     rejected or waiting)."""
+    from gangsched.batch import decide
+    from gangsched.cluster.state import ClusterState
+    from gangsched.placement.engine import Options
+    from gangsched.placement.engine.trace import SearchLog, recording
+
     scope = Scope.of(namespace, all_namespaces, selector)
     placed = run_place(input_files(None, files, recursive), scope, topology, ignore_unknown,
                        validate)
@@ -138,6 +135,8 @@ def explain_cmd(
                 "placedBefore": before,
                 "attempts": [_attempt_dict(a) for a in log.attempts
                              if verbose or not a.explanation]}
+        import yaml
+
         typer.echo(json.dumps(data, indent=2) if output is Format.json
                    else yaml.safe_dump(data, sort_keys=False), nl=output is Format.json)
     if result.status == INVALID:

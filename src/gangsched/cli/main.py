@@ -8,7 +8,6 @@ exit status 1, a usage error one such line and exit status 2, never a traceback 
 from __future__ import annotations
 
 from enum import StrEnum
-from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated
 
 import typer
@@ -73,6 +72,8 @@ def completion_cmd(
 
 
 def package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
         return version("gangsched")
     except PackageNotFoundError:

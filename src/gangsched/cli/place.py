@@ -12,15 +12,12 @@ import json
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-import yaml
 from rich.markup import escape
 
 from gangsched.api.errors import InputError
-from gangsched.api.loader import Inputs
-from gangsched.batch import place_plan
 from gangsched.cli.common import (
     COLUMN_GAP,
     AllNamespacesOption,
@@ -63,11 +60,11 @@ from gangsched.cli.result import (
     workload_result,
 )
 from gangsched.cli.select import Scope
-from gangsched.cluster.state import ClusterState
-from gangsched.cluster.topology import derive_levels
-from gangsched.frontends import assemble
-from gangsched.gang import constraint_keys
-from gangsched.model import Plan
+
+if TYPE_CHECKING:  # imported where used: `gangsched --help` stays light
+    from gangsched.api.loader import Inputs
+    from gangsched.cluster.state import ClusterState
+    from gangsched.model import Plan
 
 
 class Output(StrEnum):
@@ -104,11 +101,16 @@ def plan_levels(plan: Plan, topology_option: str | None) -> list[str] | None:
 def plan_chain(plan: Plan, topology_option: str | None) -> list[str]:
     """The chain of topology levels for the plan: the fixed levels, if any, with the keys
     the workloads constrain on placed where they nest (:func:`derive_levels`)."""
+    from gangsched.cluster.topology import derive_levels
+    from gangsched.gang import constraint_keys
+
     keys = constraint_keys(w.tree for w in plan.workloads)
     return derive_levels(plan.nodes, keys, plan_levels(plan, topology_option))
 
 
 def plan_state(plan: Plan, topology_option: str | None) -> ClusterState:
+    from gangsched.cluster.state import ClusterState
+
     if not plan.nodes:
         raise InputError("no Node objects in the input files")
     state = ClusterState.from_nodes(plan.nodes, plan_chain(plan, topology_option), plan.bound)
@@ -131,6 +133,9 @@ class Placed:
 def run_place(files: list[Path], scope: Scope, topology: str | None = None,
               ignore_unknown: bool = False, validate: str | None = None) -> Placed:
     """Load, assemble, keep the workloads in scope and place them as one batch."""
+    from gangsched.batch import place_plan
+    from gangsched.frontends import assemble
+
     inputs = load_inputs(files, ignore_unknown, validate_mode(validate))
     plan = assemble(inputs)
     for message in plan.warnings[len(inputs.warnings):]:
@@ -173,6 +178,8 @@ def place_cmd(
     if output is Output.json:
         typer.echo(json.dumps(document(results, placed.warnings), indent=2))
     elif output is Output.yaml:
+        import yaml
+
         typer.echo(yaml.safe_dump(document(results, placed.warnings), sort_keys=False),
                    nl=False)
     elif output is Output.name:

@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gangsched.batch import WorkloadOutcome
 from gangsched.cli.select import split_name
-from gangsched.cluster.state import ClusterState
-from gangsched.gang import TreeNode, podsets, scheduling_units, walk
-from gangsched.gang import minimum_pods as tree_minimum
-from gangsched.model import Workload
-from gangsched.placement.decision import GroupOutcome
-from gangsched.placement.describe import level_noun
+
+if TYPE_CHECKING:  # `gangsched --help` imports this module: the engine stays out
+    from gangsched.batch import WorkloadOutcome
+    from gangsched.cluster.state import ClusterState
+    from gangsched.gang import TreeNode
+    from gangsched.model import Workload
+    from gangsched.placement.decision import GroupOutcome
 
 API_VERSION = "gangsched.io/v1"
 KIND = "PlacementResult"
@@ -82,12 +82,17 @@ class WorkloadResult:
 def unit_minimum(tree: TreeNode | None) -> int:
     """Pods the workload's scheduling units need together (a basic root: the sum of its
     units' minimums)."""
+    from gangsched.gang import minimum_pods as tree_minimum
+    from gangsched.gang import scheduling_units
+
     if tree is None:
         return 0
     return sum(tree_minimum(u) for u in scheduling_units(tree))
 
 
 def workload_result(w: Workload, outcome: WorkloadOutcome) -> WorkloadResult:
+    from gangsched.gang import podsets, walk
+
     namespace, name = split_name(w.name)
     if w.invalid:
         status, reason = INVALID, w.invalid
@@ -117,7 +122,10 @@ class Where:
     """Topology domains of the cluster's nodes, for display."""
 
     def __init__(self, state: ClusterState) -> None:
+        from gangsched.placement.describe import level_noun
+
         self.topo = state.topology
+        self.level_noun = level_noun
 
     def node_path(self, node: str) -> str:
         """The node's domains, widest first: ``z0/z0-b1/z0-b1-r3`` (its host left out)."""
@@ -139,7 +147,7 @@ class Where:
             if len(ds) == 1:
                 d = ds.pop()
                 if lv.valid[d]:
-                    return f"{level_noun(lv.key)}={self.topo.domain_path(lv, d)}"
+                    return f"{self.level_noun(lv.key)}={self.topo.domain_path(lv, d)}"
         return "cluster"
 
 

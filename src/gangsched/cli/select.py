@@ -16,16 +16,17 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from gangsched.api.errors import InputError
-from gangsched.api.loader import Document, Inputs
 from gangsched.api.names import dns1123_label, first
-from gangsched.api.objects import parse_label_selector
-from gangsched.api.types import LabelSelector
-from gangsched.model import Workload
+
+if TYPE_CHECKING:
+    from gangsched.api.loader import Document, Inputs
+    from gangsched.api.types import LabelSelector
+    from gangsched.model import Workload
 
 _SET = re.compile(r"^\s*(?P<key>[^\s!=(),]+)\s+(?P<op>in|notin)\s*\((?P<values>[^()]*)\)\s*$")
 _EQUALITY = re.compile(r"^\s*(?P<key>[^\s!=(),]+)\s*(?P<op>==|=|!=)\s*(?P<value>[^\s!=(),]*)\s*$")
@@ -77,6 +78,8 @@ def parse_selector(text: str | None) -> LabelSelector | None:
         return None
     if not text.strip():
         raise typer.BadParameter("empty selector", param_hint="'--selector' / '-l'")
+    from gangsched.api.objects import parse_label_selector
+
     try:
         return parse_label_selector(selector_object(text), "selector")
     except (ValueError, InputError) as e:

@@ -16,21 +16,19 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from gangsched.api.errors import InputError
 from gangsched.cli.common import err, info, out, plain, print_table
-from gangsched.sim.inputs import ScenarioRequest, build_scenario, check_request, parse_params
-from gangsched.sim.policies import POLICIES, make_policy, parse_spec, variants
-from gangsched.sim.result import Study
-from gangsched.sim.scenarios import DEFAULT, SCENARIOS
-from gangsched.sim.trace import write_trace
+
+if TYPE_CHECKING:  # the simulator (numpy, the engine) is imported where used
+    from gangsched.sim.result import Study
 
 MAX_SEEDS = 100
+DEFAULT = "disagg"  # gangsched.sim.scenarios.DEFAULT, spelled here so --help stays light
 
 
 class Format(StrEnum):
@@ -95,6 +93,15 @@ def simulate_cmd(
 
     With no options, runs the built-in disagg scenario under every policy on 3 seeds and
     writes summary.json, units.csv, timeseries.csv, plots and report.html."""
+    from gangsched.sim.inputs import (
+        ScenarioRequest,
+        build_scenario,
+        check_request,
+        parse_params,
+    )
+    from gangsched.sim.policies import POLICIES
+    from gangsched.sim.trace import write_trace
+
     if list_:
         print_list()
         return
@@ -136,7 +143,7 @@ def simulate_cmd(
 
 def spec_string(spec: str) -> str:
     """A policy spec checked and in canonical form (knobs that differ from defaults)."""
-    from gangsched.sim.policies import spec_of
+    from gangsched.sim.policies import parse_spec, spec_of
 
     name, knobs = parse_spec(spec)
     return spec_of(name, knobs)
@@ -161,6 +168,8 @@ class _progress:
 
 
 def fidelity_rows(study: Study) -> list[dict[str, str]]:
+    from gangsched.sim.policies import POLICIES, parse_spec
+
     rows = []
     for spec in study.policies:
         name, _ = parse_spec(spec)
@@ -209,6 +218,11 @@ def report_summary(study: Study, summary: dict[str, Any], output: Format,
 
 
 def print_list() -> None:
+    from rich.table import Table
+
+    from gangsched.sim.policies import POLICIES, make_policy, variants
+    from gangsched.sim.scenarios import SCENARIOS
+
     table = Table(title="scenarios", title_justify="left")
     table.add_column("name", no_wrap=True)
     table.add_column("what")

@@ -12,10 +12,7 @@ import typer
 
 from gangsched.api.errors import InputError
 from gangsched.cli.common import info, print_table
-from gangsched.cli.simulate import MAX_SEEDS, Format, _progress, say, spec_string
-from gangsched.sim.inputs import ScenarioRequest, check_request, parse_params
-from gangsched.sim.policies import POLICIES
-from gangsched.sim.scenarios import DEFAULT
+from gangsched.cli.simulate import DEFAULT, MAX_SEEDS, Format, _progress, say, spec_string
 
 
 def sweep_cmd(
@@ -46,6 +43,8 @@ def sweep_cmd(
     no_report: Annotated[bool, typer.Option("--no-report", help="Write no files.")] = False,
 ) -> None:
     """Run every policy over a grid of scenarios, loads and seeds, and compare them."""
+    from gangsched.sim.inputs import ScenarioRequest, check_request, parse_params
+    from gangsched.sim.policies import POLICIES
     from gangsched.sim.report import TABLE_CAPTION, _jsonable, comparison_table, table_title
     from gangsched.sim.sweep import run_sweep
 

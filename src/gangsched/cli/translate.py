@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-import yaml
 
 from gangsched.api.errors import InputError
 from gangsched.cli.common import (
@@ -29,9 +28,6 @@ from gangsched.cli.common import (
     warn,
 )
 from gangsched.cli.select import Scope
-from gangsched.cli.tree import render_tree
-from gangsched.frontends import assemble
-from gangsched.frontends.kthena import model_servings, translate
 
 
 class Format(StrEnum):
@@ -47,6 +43,8 @@ def translated(files: list[Path], ignore_unknown: bool = False, scope: Scope | N
                ) -> list[dict[str, Any]]:
     """Every ModelServing in ``files`` (in ``scope``: -n, -l) translated: its PodGroups,
     then its Pods."""
+    from gangsched.frontends.kthena import model_servings, translate
+
     inputs = load_inputs(files, ignore_unknown)
     servings = model_servings(inputs)
     if not servings:
@@ -70,6 +68,8 @@ def render(objects: list[dict[str, Any]], fmt: Format) -> str:
     """Multi-document YAML, or a JSON ``v1`` ``List`` (what ``kubectl -o json`` prints)."""
     if fmt is Format.json:
         return json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}, indent=2) + "\n"
+    import yaml
+
     return yaml.safe_dump_all(objects, sort_keys=False, explicit_start=True)
 
 
@@ -87,6 +87,9 @@ def translate_cmd(
     (-o tree: the gang tree of every workload, whatever its kind)."""
     scope = Scope.of(namespace, all_namespaces, selector)
     if output is Format.tree:
+        from gangsched.cli.tree import render_tree
+        from gangsched.frontends import assemble
+
         inputs = load_inputs(input_files(paths, files, recursive), ignore_unknown)
         plan = assemble(inputs)
         scope.index(inputs)

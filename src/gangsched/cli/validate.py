@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from gangsched.api.errors import GangschedError, InputError
-from gangsched.api.schema import Mode
 from gangsched.cli.common import (
     AllNamespacesOption,
     FilesOption,
@@ -27,8 +27,9 @@ from gangsched.cli.common import (
 )
 from gangsched.cli.place import plan_chain
 from gangsched.cli.select import Scope
-from gangsched.frontends import FRONT_ENDS, assemble, load
-from gangsched.gang import validate
+
+if TYPE_CHECKING:
+    from gangsched.api.schema import Mode
 
 
 def problems(files: list[Path], ignore_unknown: bool, topology: str | None,
@@ -37,6 +38,9 @@ def problems(files: list[Path], ignore_unknown: bool, topology: str | None,
     checks, and workloads a front-end marks invalid), then each gang tree's own rules
     (of the workloads in ``scope``: every object is checked against its schema whatever
     the scope). The loader's warnings are printed as they are found."""
+    from gangsched.frontends import FRONT_ENDS, assemble, load
+    from gangsched.gang import validate
+
     found: list[InputError] = []
     inputs = load(files, ignore_unknown=ignore_unknown, errors=found, validate=validate_fields)
     for message in inputs.warnings:

@@ -1,0 +1,38 @@
+"""Importing the command line stays light: ``gangsched --help`` (and shell completion)
+must not pay for the YAML parser, numpy, the front-ends or the engine; each command
+imports what it needs when it runs. A behavioural check, not a timing one."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+HEAVY = ("numpy", "yaml", "scipy", "matplotlib", "gangsched.frontends",
+         "gangsched.placement", "gangsched.api.loader", "gangsched.scheduler",
+         "gangsched.sim", "gangsched.testing", "gangsched.k8s", "gangsched.batch")
+
+
+def _loaded_after(code: str) -> list[str]:
+    probe = (f"import json, sys\n{code}\n"
+             f"print(json.dumps([m for m in {list(HEAVY)!r} if m in sys.modules]))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=True, timeout=120)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_importing_the_cli_loads_no_heavy_module() -> None:
+    assert _loaded_after("import gangsched.cli.main") == []
+
+
+def test_help_loads_no_heavy_module() -> None:
+    code = ("from gangsched.cli.main import app\n"
+            "try:\n    app(['--help'], prog_name='gangsched')\nexcept SystemExit:\n    pass")
+    assert _loaded_after(code) == []
+
+
+def test_the_simulate_default_scenario_is_the_simulators() -> None:
+    from gangsched.cli.simulate import DEFAULT
+    from gangsched.sim.scenarios import DEFAULT as SIM_DEFAULT
+
+    assert DEFAULT == SIM_DEFAULT
