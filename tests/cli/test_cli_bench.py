@@ -82,3 +82,29 @@ def test_bench_batch_compares_place_with_the_optimum_and_best_fit(run: Run) -> N
 
 def test_bench_batch_rejects_an_unknown_node_count(run: Run) -> None:
     assert_one_line_error(run("bench", "batch", "--nodes", "100"), "--nodes")
+
+
+def test_bench_place_e2e_times_place_in_a_child_process(run: Run, tmp_path: Path) -> None:
+    out = tmp_path / "e2e.json"
+    result = run("bench", "place-e2e", "--nodes", "200", "--gangs", "5", "--repeat", "1",
+                 "-o", "json", "--output-file", out)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["benchmark"] == "place-e2e" and data["pods"] == 20
+    assert data["admitted"] == 5 and data["cpu_pods_per_s"] > 0
+    names = [t["name"] for t in data["timings"]]
+    assert names == ["python", "typer+rich", "help", "place"]
+    assert json.loads(out.read_text())["admitted"] == 5
+
+
+def test_bench_place_e2e_reads_volcano_pod_groups(tmp_path: Path) -> None:
+    from gangsched.bench.place_e2e import write_inputs
+    from gangsched.frontends import assemble, load
+
+    plan = assemble(load(write_inputs(tmp_path, 200, 3, 4, "volcano")))
+    assert [len(w.pods) for w in plan.workloads] == [4, 4, 4]
+    assert all(w.tree is not None for w in plan.workloads)
+
+
+def test_bench_place_e2e_rejects_a_bad_format(run: Run, tmp_path: Path) -> None:
+    assert_one_line_error(run("bench", "place-e2e", "--format", "kueue"), "--format")

@@ -151,6 +151,48 @@ def throughput_cmd(
     _emit(result.as_dict(), table, output, output_file)
 
 
+@app.command("place-e2e")
+def place_e2e_cmd(
+    nodes: Annotated[int, typer.Option("--nodes", help="Nodes, 100 per rack.")] = 5_000,
+    gangs: Annotated[int, typer.Option("--gangs", help="Gangs, each inside one rack.")] = 750,
+    pods_per_gang: Annotated[int, typer.Option("--pods-per-gang", help="Pods per gang.")] = 4,
+    fmt: Annotated[str, typer.Option(
+        "--format", help="workload: Workload API PodGroups (scheduling.k8s.io/v1beta1); "
+        "volcano: Volcano PodGroups and HyperNodes.", metavar="workload|volcano")
+    ] = "workload",
+    repeat: Annotated[int, typer.Option("--repeat", help="Runs per command; medians.")] = 5,
+    source: Annotated[Path | None, typer.Option(
+        "--source", help="Run gangsched from this src directory instead (e.g. a git "
+        "worktree of an older commit), to compare in one run.", show_default=False)
+    ] = None,
+    output: OutputOption = Format.table,
+    output_file: FileOption = None,
+) -> None:
+    """gangsched place end to end in a child process, as a user runs it (start-up, YAML,
+    placing, printing) on generated files: pods/s from the child's CPU time, beside
+    gangsched --help and the interpreter's floors, medians of --repeat runs."""
+    from rich.table import Table
+
+    from gangsched.bench.place_e2e import run_place_e2e_bench
+
+    result = run_place_e2e_bench(nodes, gangs, pods_per_gang, fmt, repeat, _progress,
+                                 source)
+    if result.admitted != result.gangs:
+        info(f"only {result.admitted} of {result.gangs} gangs admitted")
+    table = Table(title=f"bench place-e2e: {result.nodes:,} nodes, {result.gangs:,} gangs "
+                  f"of {result.pods_per_gang} ({result.format}), {result.pods:,} pods, "
+                  f"{result.input_bytes / 1e6:.1f} MB YAML, medians of {repeat}",
+                  title_justify="left")
+    for col in ("command", "cpu s", "wall s", "cpu pods/s", "x floor"):
+        table.add_column(col, justify="left" if col == "command" else "right")
+    floor = result.floors[-1].cpu_s
+    for t in (*result.floors, result.help, result.place):
+        rate = f"{result.pods / t.cpu_s:,.0f}" if t is result.place else ""
+        table.add_row(t.command, f"{t.cpu_s:.3f}", f"{t.wall_s:.3f}", rate,
+                      f"{t.cpu_s / floor:.1f}")
+    _emit(result.as_dict(), table, output, output_file)
+
+
 @app.command("quality")
 def quality_cmd(
     instances: Annotated[int, typer.Option("--instances", help="Random instances.")] = 500,
