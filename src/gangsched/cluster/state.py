@@ -336,8 +336,14 @@ class ClusterState:
     def _apply(self, nodes: np.ndarray, counts: np.ndarray, shape: Shape, sign: int) -> None:
         """Add ``sign * counts[i]`` pods of ``shape`` worth of free capacity on nodes[i]
         (``nodes`` distinct); cached capacities catch up lazily from the journal."""
-        for r, a in zip(shape.index, shape.amount, strict=True):
-            self.free[r, nodes] += sign * a * counts
+        free = self.free
+        if len(nodes) == 1:  # most changes touch one node: scalar updates are cheaper
+            j, c = int(nodes[0]), sign * int(counts[0])
+            for r, a in zip(shape.index, shape.amount, strict=True):
+                free[r, j] += a * c
+        else:
+            for r, a in zip(shape.index, shape.amount, strict=True):
+                free[r, nodes] += sign * a * counts
         self.generation += 1
         self._journal.append(nodes)
         if len(self._journal) > 2 * _JOURNAL:

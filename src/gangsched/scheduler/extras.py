@@ -16,8 +16,8 @@ def grow(ctx: Context) -> Steps:
     snap = ctx.snap
     now = ctx.now()
     interval = ctx.config.extras_interval
-    for u in ordered(x for x in ctx.units.values() if x.life.state == UnitState.admitted
-                     and x.extras.next is not None and x.extras.next <= now):
+    for u in ordered(x for x in ctx.registry.index.of(UnitState.admitted)
+                     if x.extras.next is not None and x.extras.next <= now):
         assert u.tree is not None
         missing = u.n_bound < u.desired and u.extras.tried_at != snap.epochs.freed
         tree = residual(u.tree, u.pods.sets, snap.domain_of) if missing else None

@@ -19,6 +19,7 @@ registry); a unit in backoff waits for its retry time or for an event that may h
 from __future__ import annotations
 
 import time
+from bisect import bisect_left
 from collections.abc import Iterator
 
 from gangsched.placement.decision import Decision
@@ -41,7 +42,7 @@ from gangsched.scheduler.preemption import Preemption, find_preemption
 from gangsched.scheduler.snapshot import Context
 from gangsched.scheduler.status import UnitState
 from gangsched.scheduler.tree import residual
-from gangsched.scheduler.unit import Unit, ordered
+from gangsched.scheduler.unit import QUEUED, RUNNING, Unit, ordered
 
 
 class QueuePass:
@@ -50,12 +51,13 @@ class QueuePass:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self._running: list[Unit] | None = None  # running units by priority, this pass
+        self._priorities: list[int] = []
 
     def run(self) -> Steps:
         ctx = self.ctx
         now = ctx.now()
-        due = ordered(u for u in ctx.units.values()
-                      if u.queued and u.tree is not None and u.queue.next_try <= now)
+        due = ordered(u for u in ctx.registry.index.of(*QUEUED)
+                      if u.tree is not None and u.queue.next_try <= now)
         limit = ctx.config.max_units_per_cycle
         for u in due[:limit] if limit is not None else due:
             if u.queued:
@@ -85,15 +87,14 @@ class QueuePass:
         plan: Preemption | None = None
         note = ""
         if not d.admitted and reclaim:
-            peers = [x for x in self._by_priority()
-                     if x.priority <= u.priority and x.running and x is not u]
+            peers = [x for x in self._at_most(u.priority + 1) if x.running and x is not u]
             found = find_preemption(tree, u.priority + 1, peers, snap.state, ctx.place,
                                     hidden, ctx.config.preemption_budget, surplus_only=True)
             if found.plan is not None:
                 yield from self._reclaim(u, found.plan)
                 d = ctx.place(tree, snap.view(hidden))
         if not d.admitted and preemption:
-            lower = [x for x in self._by_priority() if x.priority < u.priority and x.running]
+            lower = [x for x in self._at_most(u.priority) if x.running]
             search = find_preemption(tree, u.priority, lower, snap.state, ctx.place,
                                      hidden, ctx.config.preemption_budget)
             plan = search.plan
@@ -113,12 +114,14 @@ class QueuePass:
                     epoch=snap.epoch(u, preemption, reclaim))
         yield Event("Unschedulable", u, d.reason + (f" (preemption: {note})" if note else ""))
 
-    def _by_priority(self) -> list[Unit]:
-        # units admitted later in this pass rank at least as high: the list holds
+    def _at_most(self, priority: int) -> list[Unit]:
+        """Units running at the start of the pass with a priority below ``priority``
+        (units admitted later in the pass rank at least as high: the list holds)."""
         if self._running is None:
-            self._running = sorted((x for x in self.ctx.units.values() if x.running),
+            self._running = sorted(self.ctx.registry.index.of(*RUNNING),
                                    key=lambda x: x.priority)
-        return self._running
+            self._priorities = [x.priority for x in self._running]
+        return self._running[:bisect_left(self._priorities, priority)]
 
     def _preempt(self, u: Unit, plan: Preemption) -> Iterator[Action]:
         ctx = self.ctx

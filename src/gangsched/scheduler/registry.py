@@ -17,7 +17,7 @@ from gangsched.model import Workload
 from gangsched.scheduler.policy import Policy
 from gangsched.scheduler.status import UnitState
 from gangsched.scheduler.tree import pod_keys, satisfied, unit_name
-from gangsched.scheduler.unit import Unit
+from gangsched.scheduler.unit import StateIndex, Unit
 
 
 @dataclass
@@ -38,6 +38,7 @@ class Registry:
     def __init__(self, policy: Policy) -> None:
         self.policy = policy
         self.units: dict[str, Unit] = {}
+        self.index = StateIndex()  # the units by state
         self.workloads: dict[str, Workload] = {}
         self.by_workload: dict[str, list[str]] = {}
         self.pod_unit: dict[str, Unit] = {}  # pod key -> its unit
@@ -118,6 +119,7 @@ class Registry:
         self._seq += 1
         u = Unit.new(name, w.name, tree, self._priority(w, tree), self._seq, now)
         self.units[name] = u
+        self.index.add(u)
         for p in u.set_of:
             self.pod_unit[p] = u
         self._note_keys(tree, out)
@@ -134,7 +136,9 @@ class Registry:
         for p in u.set_of:
             if self.pod_unit.get(p) is u:
                 del self.pod_unit[p]
-        self.units.pop(u.name, None)
+        if self.units.get(u.name) is u:
+            del self.units[u.name]
+        self.index.remove(u)
         out.dropped.add(u.name)
 
     def _drop(self, u: Unit, reason: str, out: Changes) -> None:

@@ -101,8 +101,7 @@ def repair(ctx: Context) -> Steps:
     not repaired within ``stale_timeout``: evicted whole."""
     cfg, snap = ctx.config, ctx.snap
     now = ctx.now()
-    for u in ordered(x for x in ctx.units.values()
-                     if x.life.state == UnitState.running_degraded):
+    for u in ordered(ctx.registry.index.of(UnitState.running_degraded)):
         assert u.tree is not None and u.repair.since is not None
         overdue = now >= u.repair.since + cfg.stale_timeout
         if u.queue.next_try > now and not overdue:

@@ -18,7 +18,7 @@ from gangsched.gang import TreeNode
 from gangsched.scheduler.actions import Event, Reserve, ReserveLater, Steps, Unreserve
 from gangsched.scheduler.snapshot import Context
 from gangsched.scheduler.tree import min_demand, required_constraints, widest_required
-from gangsched.scheduler.unit import Reservation, Unit, ordered
+from gangsched.scheduler.unit import QUEUED, Reservation, Unit, ordered
 
 CLUSTER = "cluster"
 
@@ -36,7 +36,7 @@ def reserve(ctx: Context) -> Steps:
     now = ctx.now()
     for u in [x for x in snap.reserving() if not x.queued]:
         yield Unreserve(u)
-    for u in ordered(x for x in ctx.units.values() if x.queued and x.tree is not None
+    for u in ordered(x for x in ctx.registry.index.of(*QUEUED) if x.tree is not None
                      and x.reservation.reserved is None and reserve_due(x, after) <= now):
         assert u.tree is not None
         choice = choose_domain(u.tree, snap.state, snap.taken(u))

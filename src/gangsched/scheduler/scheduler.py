@@ -46,7 +46,7 @@ from gangsched.scheduler.reservation import reserve, reserve_due
 from gangsched.scheduler.snapshot import Context, Mirror, Snapshot
 from gangsched.scheduler.status import CycleReport, SchedEvent, UnitState, UnitStatus
 from gangsched.scheduler.sync import drain, start
-from gangsched.scheduler.unit import Unit
+from gangsched.scheduler.unit import QUEUED, Unit
 
 __all__ = ["Scheduler", "SchedulerConfig"]
 
@@ -106,19 +106,19 @@ class Scheduler:
         times: list[float] = []
         if self._inbox:
             times.append(self.clock.now())
-        for u in self.units.values():
-            if u.tree is None:
-                continue
-            if u.queued:
+        index = self.registry.index
+        for u in index.of(*QUEUED):
+            if u.tree is not None:
                 times.append(u.queue.next_try)
                 if u.reservation.reserved is None:
                     times.append(reserve_due(u, cfg.reserve_after))
-            elif u.life.state == UnitState.running_degraded:
+        for u in index.of(UnitState.running_degraded):
+            if u.tree is not None:
                 times.append(u.queue.next_try)
                 if u.repair.since is not None:
                     times.append(u.repair.since + cfg.stale_timeout)
-            elif u.life.state == UnitState.admitted and u.extras.next is not None:
-                times.append(u.extras.next)
+        times.extend(u.extras.next for u in index.of(UnitState.admitted)
+                     if u.tree is not None and u.extras.next is not None)
         return min(times) if times else None
 
     def status(self) -> dict[str, UnitStatus]:

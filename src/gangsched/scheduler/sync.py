@@ -40,6 +40,7 @@ from gangsched.scheduler.backend import NODE_EVENTS, ClusterEvent
 from gangsched.scheduler.registry import Changes
 from gangsched.scheduler.snapshot import Context, Snapshot
 from gangsched.scheduler.status import UnitState
+from gangsched.scheduler.unit import QUEUED
 
 
 def start(changes: Changes, ctx: Context) -> Steps:
@@ -136,11 +137,12 @@ def _wake_queue(ctx: Context) -> Iterator[Action]:
     st = ctx.snap.state
     free = np.where(st.schedulable, np.maximum(st.free, 0), 0)
     per_level: dict[str | None, np.ndarray] = {}  # free per domain of a level
-    for u in ctx.units.values():
+    index = ctx.registry.index
+    for u in index.of(UnitState.running_degraded, *QUEUED):
         if u.life.state == UnitState.running_degraded:
             yield Wake(u, now)  # its repair may need only a little
             continue
-        if not u.queued or u.tree is None:
+        if u.tree is None:
             continue
         key = required_key(u.tree)  # the whole unit lies in one domain of it
         sums = per_level.get(key)

@@ -156,6 +156,34 @@ class Lifecycle:
 # -- the unit ---------------------------------------------------------------------------
 
 
+class StateIndex:
+    """The registry's units by state, kept up to date by :meth:`Unit.set_state`: each
+    phase of a cycle visits only the units in the states it acts on, not every unit."""
+
+    def __init__(self) -> None:
+        self._by: dict[UnitState, dict[str, Unit]] = {s: {} for s in UnitState}
+
+    def add(self, u: Unit) -> None:
+        self._by[u.life.state][u.name] = u
+        u.index = self
+
+    def remove(self, u: Unit) -> None:
+        if self._by[u.life.state].get(u.name) is u:
+            del self._by[u.life.state][u.name]
+        u.index = None
+
+    def moved(self, u: Unit, old: UnitState) -> None:
+        if self._by[old].get(u.name) is u:
+            del self._by[old][u.name]
+        self._by[u.life.state][u.name] = u
+
+    def of(self, *states: UnitState) -> list[Unit]:
+        """Units in these states (in arrival order within each state)."""
+        if len(states) == 1:
+            return list(self._by[states[0]].values())
+        return sorted((u for s in states for u in self._by[s].values()), key=lambda u: u.seq)
+
+
 @dataclass(eq=False)
 class Unit:
     name: str
@@ -170,6 +198,7 @@ class Unit:
     extras: ExtrasTiming = field(default_factory=ExtrasTiming)
     repair: Degradation = field(default_factory=Degradation)
     life: Lifecycle = field(default_factory=Lifecycle)
+    index: StateIndex | None = field(default=None, repr=False)  # set by the registry
 
     def __post_init__(self) -> None:
         self.set_tree(self.tree)
@@ -258,7 +287,9 @@ class Unit:
                 self.queue.pending_since = now
         if state != life.state or reason != life.reason:
             life.history.append((now, state.value, reason))
-        life.state, life.reason = state, reason
+        old, life.state, life.reason = life.state, state, reason
+        if old != state and self.index is not None:
+            self.index.moved(self, old)
 
     def status(self) -> UnitStatus:
         life, r = self.life, self.reservation.reserved

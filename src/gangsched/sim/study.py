@@ -86,10 +86,13 @@ def seed_result(request: ScenarioRequest, runs: Sequence[PolicyRun]) -> SimResul
 def run_study(request: ScenarioRequest, seeds: Sequence[int], policies: Sequence[str],
               workers: int | None = None, done: Done | None = None) -> Study:
     """Every policy on every seed; one :class:`SimResult` per seed, policies in order."""
-    jobs = [Job(request.with_seed(s), p) for s in seeds for p in policies]
+    for s in seeds:  # built once here: forked workers inherit the cache
+        build_scenario(request.with_seed(s))
+    # policy by policy, so the costliest policy's seeds (listed first: gangsched by
+    # default) start first and no long job is left for the end
+    jobs = [Job(request.with_seed(s), p) for p in policies for s in seeds]
     runs = run_jobs(jobs, workers, done)
-    k = len(policies)
-    results = [seed_result(request.with_seed(s), runs[i * k:(i + 1) * k])
-               for i, s in enumerate(seeds)]
+    n = len(seeds)
+    results = [seed_result(request.with_seed(s), runs[i::n]) for i, s in enumerate(seeds)]
     sc = build_scenario(request.with_seed(seeds[0]))
     return Study(sc.name, results, {"seeds": list(seeds), "load": request.load})

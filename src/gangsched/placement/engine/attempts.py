@@ -136,6 +136,8 @@ def place(
             explainer = outcome  # keeps its (empty) transaction open for its explanation
         else:
             outcome.search.txn.discard()
+        if attempt.tree is unit and outcome.search.bounded_out:
+            break  # no domain can hold the minimum: the other node order cannot either
     if won is None:
         assert explainer is not None
         search = explainer.search

@@ -79,6 +79,9 @@ class Search:
         self.pods = Pods(facts, self.txn, pack, opts.keep_whole)
         self.own = own  # the tree an extra child's own minimum is read from
         self.log = current()  # a SearchLog when explaining (read only: see trace.py)
+        # no domain of any tier passed the capacity bound for the root: no node order and
+        # no other attempt at this minimum can place it
+        self.bounded_out = False
 
     def first(
         self, node: TreeNode, lo: int = 0, hi: int | None = None, spill: Spill = (),
@@ -101,7 +104,7 @@ class Search:
         if cross is not None:
             yield from self._crossing(node, cross, (lo, hi, sel), spill)
             return
-        yielded = False
+        yielded = any_cands = False
         seen: list[Seen] = []
         for con in node.topology:
             if con.value is not None and con.mode == "required":
@@ -126,6 +129,7 @@ class Search:
                 self.log.tier(self, node, tier, cands)
             if not cands:
                 continue
+            any_cands = True
             order: Iterable[int] = range(len(cands))
             if (len(cands) > 1 and self.opts.score_top > 1 and budget.score > 0
                     and not facts.simple(node) and facts.want(node) > 0):
@@ -145,6 +149,8 @@ class Search:
                 txn.rollback_to(m)
         if not yielded:
             self.notes.failure(node, seen)
+            if not any_cands and self.facts.is_root(node):
+                self.bounded_out = True
 
     def _rank(self, node: TreeNode, cands: Candidates, scope: Scope,
               spill: Spill) -> Iterable[int]:
