@@ -23,6 +23,9 @@ class Workload:
     invalid: str = ""  # why its input is invalid (KEP-6012 hierarchy rules): never placed
     priority: int = 0
     source: str = ""  # file[doc N] of the root object, for messages
+    # seconds its pods may run at most once bound (every pod's activeDeadlineSeconds, the
+    # largest): how long it holds capacity, so it may backfill ahead of a reservation
+    limit: float | None = None
 
 
 @dataclass

@@ -28,8 +28,9 @@ class World:
     sched: Scheduler
 
     def submit(self, tree: Group | PodSet, *, priority: int = 0,
-               name: str | None = None) -> Workload:
+               name: str | None = None, limit: float | None = None) -> Workload:
         w = make_workload(tree, name=name, priority=priority)
+        w.limit = limit
         self.backend.submit(w)
         return w
 

@@ -7,6 +7,7 @@ import math
 from sched_helpers import World, world
 
 from gangsched.scheduler import SchedulerConfig, UnitState
+from gangsched.scheduler.policy import GangschedPolicy
 from gangsched.testing.builders import cons, group, podset
 
 FOUR_NODES = (("zone", 1), ("rack", 1), ("host", 4))
@@ -83,3 +84,41 @@ def test_reservation_takes_the_rack_where_the_gang_comes_closest_to_fitting() ->
     w.submit(group("vip", [podset("vip/w", 1, gpu=8)]), priority=5)
     w.cycle(1.0)
     assert w.state("vip") == "admitted"
+
+
+def backfill_world(backfill: bool = True) -> World:
+    """Four nodes: ``a`` runs on two until t=100 and ``c`` on one until t=50 (their
+    run-time limits); ``big`` needs all four and reserves the cluster after 10s, so it
+    can expect to start at t=100."""
+    policy = GangschedPolicy()
+    policy.backfill = backfill
+    w = world(FOUR_NODES, config=SchedulerConfig(reserve_after=10.0), policy=policy)
+    w.submit(group("a", [podset("a/w", 2, gpu=8)]), limit=100.0)
+    w.submit(group("c", [podset("c/w", 1, gpu=8)]), limit=50.0)
+    w.cycle()
+    w.submit(group("big", [podset("big/w", 4, gpu=8)]))
+    w.run_until(12.0)
+    assert w.sched.status()["big"].reserved == "cluster"
+    return w
+
+
+def test_backfill_uses_a_reserved_domain_only_until_its_unit_can_start() -> None:
+    w = backfill_world()
+    big = next(u for u in w.sched.units.values() if u.name == "big")
+    assert big.reservation.reserved is not None and big.reservation.reserved.start == 100.0
+    w.submit(group("short", [podset("short/w", 1, gpu=8)]), limit=60.0)  # done by t=73
+    w.submit(group("long", [podset("long/w", 1, gpu=8)]), limit=200.0)  # would delay big
+    w.submit(group("unknown", [podset("unknown/w", 1, gpu=8)]))  # no limit: might
+    w.cycle(1.0)
+    assert w.state("short") == "admitted"
+    assert w.state("long") == "pending" and w.state("unknown") == "pending"
+    # the reservation now also waits for short: its start stays 100 (short ends at 73)
+    w.cycle(1.0)
+    assert big.reservation.reserved is not None and big.reservation.reserved.start == 100.0
+
+
+def test_without_backfill_a_reserved_domain_stays_hidden() -> None:
+    w = backfill_world(backfill=False)
+    w.submit(group("short", [podset("short/w", 1, gpu=8)]), limit=60.0)
+    w.cycle(1.0)
+    assert w.state("short") == "pending"

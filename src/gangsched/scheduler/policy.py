@@ -26,6 +26,9 @@ class Policy(Protocol):
     # a waiting unit may take back extras of running units of its own or lower priority
     # (never their minimums)
     reclaim: bool
+    # a unit with a run-time limit may use a domain reserved by a unit ahead of it when
+    # it will be done before that unit can expect to start
+    backfill: bool
 
     def units(self, workload: Workload) -> list[Group | PodSet]: ...
 
@@ -46,6 +49,7 @@ class GangschedPolicy:
         self.preemption = preemption
         self.min_first = min_first
         self.reclaim = min_first
+        self.backfill = True
         self._minimum = replace(options or Options(), extras=False)
 
     def units(self, workload: Workload) -> list[Group | PodSet]:

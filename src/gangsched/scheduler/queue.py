@@ -82,7 +82,8 @@ class QueuePass:
         if tree is None:
             yield from self._admit(u, None, None)
             return
-        hidden = snap.hidden(u)
+        hidden = snap.hidden(u, backfill_at=now if getattr(ctx.policy, "backfill", False)
+                             else None)
         d = ctx.place(tree, snap.view(hidden))
         plan: Preemption | None = None
         note = ""

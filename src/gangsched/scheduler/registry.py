@@ -118,6 +118,7 @@ class Registry:
              out: Changes) -> Unit:
         self._seq += 1
         u = Unit.new(name, w.name, tree, self._priority(w, tree), self._seq, now)
+        u.limit = w.limit
         self.units[name] = u
         self.index.add(u)
         for p in u.set_of:

@@ -5,20 +5,31 @@ it has none), the one where it comes closest to fitting: every resource its mini
 is allocatable there, and the most of it is free. Units behind it in the queue see that
 capacity as used until it is admitted (:meth:`.Snapshot.hidden`); a reservation is
 lifted when its unit leaves the queue.
+
+Backfill (policies with ``backfill``): a reservation knows when its unit can expect to
+start, the first moment the domain's free capacity plus what running pods there release
+at the end of their run-time limits covers every resource of its minimum (refreshed every
+cycle; never, when a pod there has no limit). A later unit with a run-time limit that ends
+by then may use the domain: it is gone before the reserving unit could start, so it
+never delays it. The estimate counts capacity, not packing, so it can only come early:
+backfill stays on the safe side.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection
+from dataclasses import replace
 
 import numpy as np
 
 from gangsched.cluster.state import ClusterState
 from gangsched.gang import TreeNode
 from gangsched.scheduler.actions import Event, Reserve, ReserveLater, Steps, Unreserve
+from gangsched.scheduler.capacity import domain_nodes
 from gangsched.scheduler.snapshot import Context
 from gangsched.scheduler.tree import min_demand, required_constraints, widest_required
-from gangsched.scheduler.unit import QUEUED, Reservation, Unit, ordered
+from gangsched.scheduler.unit import QUEUED, RUNNING, Reservation, Unit, ordered
 
 CLUSTER = "cluster"
 
@@ -36,6 +47,14 @@ def reserve(ctx: Context) -> Steps:
     now = ctx.now()
     for u in [x for x in snap.reserving() if not x.queued]:
         yield Unreserve(u)
+    backfill = getattr(ctx.policy, "backfill", False)
+    if backfill:  # when each reserving unit can expect to start, as running pods end
+        for u in snap.reserving():
+            r = u.reservation.reserved
+            if u.queued and r is not None:
+                start = expected_start(u, r.key, r.value, ctx)
+                if start != r.start:
+                    yield Reserve(u, replace(r, start=start))
     for u in ordered(x for x in ctx.registry.index.of(*QUEUED) if x.tree is not None
                      and x.reservation.reserved is None and reserve_due(x, after) <= now):
         assert u.tree is not None
@@ -44,9 +63,50 @@ def reserve(ctx: Context) -> Steps:
             yield ReserveLater(u, now + after)
             continue
         key, value, label = choice
-        yield Reserve(u, Reservation(u.name, key, value, label, now))
+        start = expected_start(u, key, value, ctx) if backfill else math.inf
+        yield Reserve(u, Reservation(u.name, key, value, label, now, start))
         yield Event("Reserved", u, f"waited {now - u.queue.pending_since:g}s: reserves "
                     f"{label} against lower-priority and later units")
+
+
+def expected_start(u: Unit, key: str | None, value: str | None, ctx: Context) -> float:
+    """When ``u``'s minimum can expect to find its resources free in the domain: now, or
+    the end of the run-time limit of the running unit whose pods there complete them
+    (inf: never, as far as limits tell)."""
+    st = ctx.snap.state
+    now = ctx.now()
+    nodes = domain_nodes(st, key, value)
+    need = {st.rindex[r]: v for r, v in u.need().items() if r in st.rindex}
+    if not need:
+        return now
+    ok = st.schedulable[nodes]
+    have = {r: int(np.maximum(st.free[r, nodes[ok]], 0).sum()) for r in need}
+    if all(have[r] >= v for r, v in need.items()):
+        return now
+    inside = set(nodes[ok].tolist())
+    index = st.topology.index
+    ends: list[tuple[float, dict[int, int]]] = []
+    for o in ctx.registry.index.of(*RUNNING):
+        freed: dict[int, int] = {}
+        for pod, node in o.bound().items():
+            if index.get(node) in inside:
+                for name, v in o.pods.requests(pod).items():
+                    j = st.rindex.get(name)
+                    if j is not None and j in need:
+                        freed[j] = freed.get(j, 0) + v
+        if freed:
+            started = o.life.admitted_at if o.life.admitted_at is not None else now
+            end = started + o.limit if o.limit is not None else math.inf
+            ends.append((max(end, now), freed))
+    ends.sort(key=lambda e: e[0])
+    for end, freed in ends:
+        if end == math.inf:
+            break
+        for j, v in freed.items():
+            have[j] += v
+        if all(have[j] >= v for j, v in need.items()):
+            return end
+    return math.inf
 
 
 def choose_domain(

@@ -105,12 +105,17 @@ class Snapshot:
         return [r.domain for o in self.mirror.reserving.values()
                 if (r := o.reservation.reserved) is not None and o.key < u.key]
 
-    def hidden(self, u: Unit, extras: bool = False) -> np.ndarray:
-        """Nodes reserved by units ahead of ``u`` (by every other unit, for extras)."""
+    def hidden(self, u: Unit, extras: bool = False, backfill_at: float | None = None
+               ) -> np.ndarray:
+        """Nodes reserved by units ahead of ``u`` (by every other unit, for extras). With
+        ``backfill_at`` (now), a reservation ``u`` will be done before (its run-time limit
+        ends before the reserving unit can expect to start) does not hide its domain."""
         st = self.mirror.state
+        end = (backfill_at + u.limit if backfill_at is not None and u.limit is not None
+               else None)
         parts = [domain_nodes(st, r.key, r.value) for o in self.mirror.reserving.values()
                  if (r := o.reservation.reserved) is not None and o is not u
-                 and (extras or o.key < u.key)]
+                 and (extras or o.key < u.key) and (end is None or end > r.start)]
         if not parts:
             return np.zeros(0, dtype=np.int64)
         return np.unique(np.concatenate(parts))

@@ -11,6 +11,7 @@ rescales them (:mod:`.registry`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
@@ -37,6 +38,9 @@ class Reservation:
     value: str | None
     label: str  # readable domain name
     since: float
+    # when its unit can expect to start: enough of the domain is free once running pods
+    # there reach the end of their run-time limits (inf: not known)
+    start: float = math.inf
 
     @property
     def domain(self) -> tuple[str | None, str | None]:
@@ -199,6 +203,7 @@ class Unit:
     repair: Degradation = field(default_factory=Degradation)
     life: Lifecycle = field(default_factory=Lifecycle)
     index: StateIndex | None = field(default=None, repr=False)  # set by the registry
+    limit: float | None = None  # run-time limit in seconds (Workload.limit)
 
     def __post_init__(self) -> None:
         self.set_tree(self.tree)

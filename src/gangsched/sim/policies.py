@@ -131,6 +131,7 @@ class _EnginePolicy:
     preemption = True
     min_first = False  # minimum at admission, extras after the queue (Policy.min_first)
     reclaim = False  # a waiting unit takes back extras of running peers (Policy.reclaim)
+    backfill = False  # use reserved domains while done before their unit starts
     KNOBS: ClassVar[dict[str, Knob]] = {}
     VARIANTS: ClassVar[tuple[dict[str, Any], ...]] = ()
     FIDELITY: ClassVar[Fidelity | None] = None
@@ -213,6 +214,9 @@ class Gangsched(_EnginePolicy):
                            "racks stay whole (ablation: false)"),
         "backtrack": Knob(True, (True, False),
                           "backtrack over earlier siblings' choices (ablation: false)"),
+        "backfill": Knob(True, (True, False),
+                         "a unit whose run-time limit ends before a reserved domain's unit "
+                         "can start may use that domain (ablation: false)"),
     }
     FIDELITY = Fidelity("this repository", "everything: it is the real engine and "
                         "scheduler", "-")
@@ -220,6 +224,7 @@ class Gangsched(_EnginePolicy):
     def __init__(self, **knobs: Any) -> None:
         super().__init__(**knobs)
         self.min_first = self.reclaim = bool(self.knobs["min_first"])
+        self.backfill = bool(self.knobs["backfill"])
 
     def engine_options(self) -> Options:
         opts = Options(narrow=bool(self.knobs["narrow"]),

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 import numpy as np
@@ -139,7 +139,10 @@ class Simulation:
             job.units.append(self.work.add(unit, rec, self.kernel.now))
         self.jobs[wl.name] = job
         self.clock.set(self.kernel.now)
-        self.backend.submit(wl)
+        # the run-time limit a user would declare (activeDeadlineSeconds): here exactly
+        # its duration; only policies that backfill read it
+        self.backend.submit(wl if wl.limit is not None or item.duration is None
+                            else replace(wl, limit=item.duration))
         self._cycle_soon(self.kernel.now)
 
     def _complete(self, name: str) -> None:
