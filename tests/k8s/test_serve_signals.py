@@ -284,3 +284,22 @@ def test_rbac_grants_exactly_what_serve_calls() -> None:
         assert need in allowed, need
     assert not any(v in ("*",) or r == "*" for _, r, v in allowed)
     assert ("", "pods", "create") not in allowed and ("", "pods", "update") not in allowed
+
+
+def test_a_controller_object_alone_is_not_scheduled(server: TestAPIServer,
+                                                    kubeconfig: Path) -> None:
+    """A ModelServing without its pods (Kthena's controller creates them): serve watches
+    it but binds nothing and fails no bind (the pods the front-end derives from it do not
+    exist)."""
+    store = server.store
+    create_all(store, rack_nodes(racks=2, per_rack=2, cpu="8"))
+    create_all(store, [d for d in _example("kthena-2p2d.yaml") if d["kind"] == "ModelServing"])
+    replica = start_replica(fast_config(kubeconfig))
+    try:
+        wait_for(lambda: replica.server.ready and replica.server.cycles > 5, WAIT,
+                 what="serve synced and cycling")
+        assert any(k.kind == "ModelServing" for k in replica.server.kinds)
+        assert replica.server.metrics.binds.value() == 0
+        assert sum(replica.server.metrics.bind_errors._values.values()) == 0
+    finally:
+        replica.stop()

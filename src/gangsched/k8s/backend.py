@@ -358,7 +358,14 @@ class ClusterView:
             self.warnings = list(plan.warnings)
         wl_events: list[tuple[str, str]] = []
         current: dict[str, Workload] = {}
+        real = self.pods.keys() | self._ours.keys()
         for w in _one_per_name(plan.workloads):
+            if any(key not in real for key in w.pods):
+                # pods a front-end made from a controller's object (a ModelServing): in a
+                # cluster the controller creates them, and they are scheduled then
+                log.debug("not scheduling %s: its pods do not exist (yet)", w.name,
+                          extra={"unit": w.name, "kind": w.kind})
+                continue
             old_w = self.workloads.get(w.name)
             if old_w is not None and old_w == w:
                 current[w.name] = old_w  # unchanged: the same object, no re-submission
