@@ -85,6 +85,9 @@ def simulate_cmd(
     sensitivity: Annotated[bool, typer.Option(
         "--sensitivity", help="Run every variant of every peer's knobs and compare "
         "gangsched with each peer's strongest variant.")] = False,
+    ablation: Annotated[bool, typer.Option(
+        "--ablation", help="Run gangsched with each of its mechanisms switched off on the "
+        "same seeds, and report what each one buys.")] = False,
     workers: Annotated[int | None, typer.Option(
         "--workers", help="Parallel processes (default: one per CPU).",
         show_default=False)] = None,
@@ -124,14 +127,20 @@ def simulate_cmd(
                              field="--save-trace")
         write_trace(sc.specs, save_trace)
         err().print(f"wrote {len(sc.specs):,} workloads to {save_trace}")
+    from gangsched.sim.ablation import run_ablation
     from gangsched.sim.metrics import study_summary
     from gangsched.sim.sensitivity import run_sensitivity
     from gangsched.sim.study import run_study
 
     seed_list = list(range(seed, seed + seeds))
     extra: dict[str, Any] = {}
+    if ablation and (sensitivity or policy):
+        raise InputError("runs gangsched and its ablations only: not with --policy or "
+                         "--sensitivity", field="--ablation")
     with _progress() as done:
-        if sensitivity:
+        if ablation:
+            study, extra = run_ablation(request, seed_list, workers, done)
+        elif sensitivity:
             study, extra = run_sensitivity(request, seed_list, specs, workers, done)
         else:
             study = run_study(request, seed_list, specs, workers, done)
@@ -205,6 +214,12 @@ def report_summary(study: Study, summary: dict[str, Any], output: Format,
         say(table_title(summary))
         print_table(comparison_table(summary), caps=False)  # policy names
         say(TABLE_CAPTION)
+        if summary.get("ablation"):
+            from gangsched.sim.ablation import lines
+
+            say("what each mechanism buys (off minus on, mean [95% interval] over seeds):")
+            for line in lines(summary["ablation"]):
+                say("  " + line)
     if target is None:
         return
     written = write_report(study, target, summary, fidelity_rows(study))
