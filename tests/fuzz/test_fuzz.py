@@ -340,12 +340,16 @@ def test_malformed_input_ends_in_one_line_or_a_result(case: Case, invoke: Callab
         signal.signal(signal.SIGALRM, previous)
 
 
-def test_fast_checked_parse_never_accepts_what_the_reference_check_rejects() -> None:
+def test_fast_checked_parse_never_accepts_what_the_reference_check_rejects(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """The loader checks YAML documents against their kind's schema while building them and
     leaves anything doubtful to ``schema.check``; on every variant, what the fast path
-    accepted must pass the reference check in strict mode."""
-    from gangsched.api import loader, schema
+    accepted must pass the reference check in strict mode. (Every variant goes through
+    libyaml here: the plain block YAML reader, which leaves the check to ``schema.check``,
+    is switched off.)"""
+    from gangsched.api import fastyaml, loader, schema
     from gangsched.frontends import KINDS
+    monkeypatch.setattr(fastyaml, "documents", lambda text: None)
     accepted = 0
     for case in CASES:
         try:
@@ -362,3 +366,31 @@ def test_fast_checked_parse_never_accepts_what_the_reference_check_rejects() -> 
             schema.check(data, root.schema, "strict")  # raises if the fast path was wrong
             accepted += 1
     assert accepted > 1000
+
+
+def test_fast_yaml_reader_reads_every_variant_as_libyaml_or_declines() -> None:
+    """The loader reads plain block YAML without libyaml (:mod:`gangsched.api.fastyaml`);
+    on every variant, what that reader accepts is exactly what libyaml and the loader's
+    constructor build, and nothing they reject."""
+    from gangsched.api import fastyaml, loader
+
+    read = 0
+    for case in CASES:
+        try:
+            text = case.data.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        got = fastyaml.documents(text)
+        if got is None:
+            continue
+        parser = loader._Loader(text, "ignore")
+        try:
+            want = []
+            while parser.check_data():  # raises if the fast reader accepted bad YAML
+                want.append(parser.get_data())
+        finally:
+            parser.dispose()
+        assert got == want, case.id
+        assert repr(got) == repr(want), case.id  # the same types (True is not 1)
+        read += 1
+    assert read > 150

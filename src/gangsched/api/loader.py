@@ -36,7 +36,6 @@ Reading is bounded, so that no file can crash or stall gangsched:
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import operator
@@ -51,7 +50,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from gangsched.api import names, schema
+from gangsched.api import fastyaml, names, schema
 from gangsched.api.errors import InputError
 from gangsched.api.objects import (
     as_list,
@@ -69,7 +68,6 @@ from gangsched.api.types import Node, Pod
 _BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available
 _STR, _SEQ, _MAP = (f"tag:yaml.org,2002:{t}" for t in ("str", "seq", "map"))
 _MERGE = "tag:yaml.org,2002:merge"
-_TIMESTAMP = "tag:yaml.org,2002:timestamp"
 
 MAX_DEPTH = 100
 """Deepest nesting of mappings and lists accepted (a Pod nests about 12 levels)."""
@@ -103,14 +101,7 @@ def _allowed_alias_ratio(decoded: int) -> float:
     return 0.99 - 0.89 * (decoded - _ALIAS_LOW) / (_ALIAS_HIGH - _ALIAS_LOW)
 
 
-@functools.lru_cache(maxsize=8192)
-def _plain_scalar_tag(value: str) -> str:
-    """The implicit tag of a plain scalar (``SafeLoader`` rules, except that timestamps
-    stay strings as in Kubernetes); values repeat a lot."""
-    for tag, regexp in yaml.SafeLoader.yaml_implicit_resolvers.get(value[:1], ()):
-        if regexp.match(value):
-            return _STR if tag == _TIMESTAMP else str(tag)
-    return _STR
+_plain_scalar_tag = fastyaml.plain_scalar_tag
 
 
 class _Bail(Exception):
@@ -893,6 +884,11 @@ def _parse(
         except RecursionError:
             raise InputError(f"invalid JSON: nested deeper than {MAX_DEPTH} levels",
                              file=file, doc=0) from None
+    simple = fastyaml.documents(text)  # plain block YAML: no need for libyaml
+    if simple is not None:
+        for index, data in enumerate(simple):
+            yield index, data, False
+        return
     _check_yaml_depth(text, file)
     index = 0  # of the document being parsed when an error occurs
     loader = _Loader(text, mode, kinds)
