@@ -189,6 +189,11 @@ class Histogram(_Metric):
     def count(self) -> int:
         return sum(n for _, _, n in self._series.values())
 
+    @property
+    def total(self) -> float:
+        """The sum of every observed value, over all series."""
+        return sum(t for _, t, _ in self._series.values())
+
     def samples(self) -> list[str]:
         with self._lock:
             items = sorted((k, (list(c), t, n)) for k, (c, t, n) in self._series.items())
