@@ -26,6 +26,9 @@ class Workload:
     # seconds its pods may run at most once bound (every pod's activeDeadlineSeconds, the
     # largest): how long it holds capacity, so it may backfill ahead of a reservation
     limit: float | None = None
+    # pods its front-end needs before it can be scheduled (minMember), for a workload
+    # still waiting; a tree states its own minimum
+    waiting_minimum: int = 0
 
 
 @dataclass

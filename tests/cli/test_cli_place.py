@@ -141,3 +141,25 @@ def test_validate_accepts_the_examples(run: Run, cluster: str) -> None:
               and (cluster != "cluster-small.yaml" or not f.name.startswith("volcano"))]
     result = run("validate", EXAMPLES / cluster, *others)  # positional files work too
     assert result.exit_code == 0, result.stderr
+
+
+def test_waiting_podgroup_shows_its_minimum_and_pending_pods(run: Run, tmp_path: Path) -> None:
+    """A Volcano PodGroup with fewer pods than minMember waits: the result says how many
+    pods it needs and lists the pending ones (unplaced), and pods naming a PodGroup that
+    does not exist wait with it."""
+    pods = "".join(
+        f"---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: w-{i}\n  annotations:\n"
+        f"    scheduling.k8s.io/group-name: {group}\nspec:\n  schedulerName: volcano\n"
+        "  containers:\n  - name: c\n    resources: {requests: {cpu: 100m}}\n"
+        for i, group in enumerate(["train", "train", "train", "gone"]))
+    path = tmp_path / "waiting.yaml"
+    path.write_text("apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
+                    "metadata: {name: train}\nspec: {minMember: 4}\n" + pods)
+    result = run("place", "-f", slot_nodes(tmp_path, 8), "-f", path, "-o", "json")
+    assert result.exit_code == 3, result.output  # waiting
+    by_name = {w["name"]: w for w in json.loads(result.stdout)["workloads"]}
+    train, gone = by_name["train"], by_name["gone"]
+    assert (train["status"], train["minimum"]) == ("Waiting", 4)
+    assert sorted(p["name"] for p in train["pods"]) == ["w-0", "w-1", "w-2"]
+    assert not any(p["node"] for p in train["pods"])
+    assert [p["name"] for p in gone["pods"]] == ["w-3"] and gone["status"] == "Waiting"

@@ -109,7 +109,8 @@ def workload_result(w: Workload, outcome: WorkloadOutcome) -> WorkloadResult:
     pods = [PodResult(p, outcome.pods.get(p), group) for p, group in members]
     return WorkloadResult(
         kind=w.kind, namespace=namespace, name=name, status=status, reason=reason,
-        priority=w.priority, minimum=unit_minimum(w.tree),
+        priority=w.priority,
+        minimum=unit_minimum(w.tree) if w.tree is not None else w.waiting_minimum,
         total=w.tree.size if w.tree is not None else len(w.pods),
         groups=list(outcome.groups), pods=pods,
         names=tuple(n.name for n in walk(w.tree)) if w.tree is not None else ())

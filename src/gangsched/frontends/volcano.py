@@ -482,8 +482,10 @@ def build_workload(pg: PodGroup, pods: Sequence[Pod], tiers: Tiers,
     workload = Workload(name=pg.key, kind=kind, tree=None, priority=priority,
                         source=pg.origin.where)
     reasons = _waiting(pg, split)
-    if reasons:
+    if reasons:  # its pending pods wait with it, and it says how many it needs
         workload.waiting = "waiting for pods: " + "; ".join(reasons)
+        workload.pods = {p.key: p for p in ordered if not p.node_name}
+        workload.waiting_minimum = pg.min_member
         return workload, split.warnings
     tree = _tree(pg, split, tiers, kind, priority)
     in_tree = {key for ps in _leaves(tree) for key in ps.pods}
@@ -517,8 +519,10 @@ def add_gangs(out: Contribution, groups: Sequence[PodGroup], pods: Sequence[Pod]
         orphans = members[key]
         out.claimed.update(p.key for p in orphans)
         if any(not p.node_name for p in orphans):
-            out.workloads.append(Workload(name=key, kind=kind, tree=None,
-                                          waiting=f"waiting for PodGroup {key}: not found"))
+            out.workloads.append(Workload(
+                name=key, kind=kind, tree=None,
+                pods={p.key: p for p in orphans if not p.node_name},
+                waiting=f"waiting for PodGroup {key}: not found"))
 
 
 # -- the builder -------------------------------------------------------------------------
