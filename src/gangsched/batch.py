@@ -8,11 +8,13 @@ as one batch:
    **Look-ahead**: when some workload is rejected, the batch is tried again (on copies
    of the state, at most :data:`LOOKAHEAD` times) with one rejected workload moved to
    the front of its priority, largest first, and, first of all, with the workloads of
-   each priority largest first. An order is kept when it admits more, counted per
+   each priority largest first ("largest": the dominant share of its minimum; among
+   equal shares, more pods first). An order is kept when it admits more, counted per
    priority, higher priorities first: the sum over admitted pods of each pod's dominant
-   share (its largest request as a fraction of the cluster's total of that resource).
-   So a lower priority never gains at a higher one's expense, and within a priority a
-   later workload may be admitted in place of an earlier one when that packs more.
+   share (its largest request as a fraction of the cluster's total of that resource),
+   then the pods. So a lower priority never gains at a higher one's expense, and within
+   a priority a later workload may be admitted in place of an earlier one when that
+   packs more.
 2. **Extras, fairly.** Extras only once every minimum was tried, so no unit's extras can
    take what another unit's minimum needs. In rounds: every admitted unit grows half of
    what it still lacks (all-or-nothing, inside the domains its pods are in), then all of
@@ -126,15 +128,18 @@ class Lookahead:
         inverse = state.inverse_totals
         self.share: dict[str, float] = {}  # pod key -> its dominant share
         self.weight: list[float] = []  # per workload: its minimum's dominant share
+        self.pods: list[int] = []  # per workload: its minimum's pods
         for w in plan.workloads:
-            total = 0.0
+            total, count = 0.0, 0
             if w.tree is not None and not w.waiting:
                 for ps in podsets(w.tree):
                     s = max((v * inverse[state.rindex[r]] for r, v in ps.requests.items()
                              if r in state.rindex and r != "pods"), default=0.0)
                     self.share.update(dict.fromkeys(ps.pods, s))
                     total += s * ps.min_pods
+                    count += ps.min_pods
             self.weight.append(total)
+            self.pods.append(count)
 
     def run(self, order: list[int]) -> tuple[tuple[float, ...], list[int]]:
         """The value of deciding the minimums in ``order`` (per priority, highest first:
@@ -165,7 +170,12 @@ class Lookahead:
             return order
         budget = min(trials, LOOKAHEAD_DECISIONS // max(1, len(order)))
         prio = [w.priority for w in self.plan.workloads]
-        largest = sorted(order, key=lambda i: (-prio[i], -self.weight[i], order.index(i)))
+        at = {i: k for k, i in enumerate(order)}
+
+        def size(i: int) -> tuple[float, int]:  # larger first; equal shares: more pods
+            return -round(self.weight[i], 9), -self.pods[i]
+
+        largest = sorted(order, key=lambda i: (-prio[i], size(i), at[i]))
         candidates: list[list[int]] = [largest]
         tried: set[int] = set()
         while budget > 0 and candidates:
@@ -175,8 +185,7 @@ class Lookahead:
             if value > best_value:
                 best_value, order, rejected = value, candidate, rej
             if not candidates:  # next: a rejected workload moved to the front of its priority
-                left = [i for i in sorted(rejected, key=lambda i: -self.weight[i])
-                        if i not in tried]
+                left = [i for i in sorted(rejected, key=size) if i not in tried]
                 if left:
                     tried.add(left[0])
                     candidates.append(_to_front(order, left[0], prio))

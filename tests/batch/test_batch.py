@@ -103,3 +103,16 @@ def test_look_ahead_keeps_the_input_order_when_everything_fits() -> None:
     first = next(iter(out[0].pods.values()))
     second = next(iter(out[1].pods.values()))
     assert first.rsplit("-h", 1)[0] == second.rsplit("-h", 1)[0]
+
+
+def test_look_ahead_tries_larger_workloads_first_and_more_pods_among_equals() -> None:
+    # one node of 8 GPUs, asked for by one 8-GPU pod and, later, by eight 1-GPU pods: the
+    # same GPUs, so the first trial (largest first; among equals, more pods) admits the
+    # eight pods, as an exact optimum of GPUs and then pods would
+    trees = (group("one", [podset("one/w", 1, gpu=8)]),
+             group("eight", [podset("eight/w", 8, gpu=1)]))
+    p, state = plan(*trees, hosts=1)
+    assert [o.admitted for o in place_plan(p, state, lookahead=0)] == [True, False]
+    p, state = plan(*trees, hosts=1)
+    out = place_plan(p, state, lookahead=1)
+    assert [o.admitted for o in out] == [False, True] and len(out[1].pods) == 8
