@@ -33,6 +33,7 @@ from gangsched.gang import Claim, TreeNode, claims_of, podsets
 BIG = np.int64(1 << 40)  # fit count standing for "unlimited" (a shape requesting nothing)
 _FIT_CACHE = 256
 _JOURNAL = 512  # changes an entry may lag behind before it is recomputed whole
+_SCALAR = 8  # an entry behind by at most this many nodes is patched in scalars
 
 Held = tuple[str, str, str, str, int]
 """(set, label key, domain value, owner path, pods): pods of an owner holding a domain."""
@@ -82,6 +83,9 @@ class ClusterState:
         self._journal: list[np.ndarray] = []  # nodes touched by generation base+1, base+2...
         self._journal_base = 0
         self.snapshot_of: ClusterState | None = None  # the state this one was copied from
+        # facts of the static cluster (allocatable, masks, topology) kept by their users;
+        # a snapshot shares them
+        self.static: dict[object, object] = {}
         # exclusive domains: (set, key) -> domain value -> owner path -> pods there
         self.claims: dict[tuple[str, str], dict[str, dict[str, int]]] = {}
         self.pod_claims: dict[str, tuple[Claim, ...]] = {}  # pod key -> its claims
@@ -254,13 +258,27 @@ class ClusterState:
         self, shape: Shape, req: NodeRequirements, cap: int | None, level: Level
     ) -> np.ndarray:
         """``capacity`` summed per domain of ``level`` (kept up to date incrementally)."""
-        e = self._entry(shape, req, cap)
-        sums = e.sums.get(id(level))
-        if sums is None:
-            sums = np.add.reduceat(e.fit, level.starts) if len(level.starts) else e.fit[:0]
-            e.sums[id(level)] = sums
-            e.levels[id(level)] = level
-        return sums
+        return self._entry(shape, req, cap).level_sums(level)
+
+    def cached(self, shape: Shape, req: NodeRequirements, cap: int | None = None) -> _Entry:
+        """The up-to-date cache entry behind :meth:`capacity` and :meth:`domain_sums`
+        (``.fit``, ``.level_sums(level)``), for callers reading several: read only."""
+        return self._entry(shape, req, cap)
+
+    def domain_bound(
+        self, shape: Shape, req: NodeRequirements, cap: int | None, level: Level
+    ) -> int:
+        """The most pods of this shape one domain of ``level`` could take were every pod
+        gone (from allocatable, filters and cap applied): no domain takes more now while
+        no node's free capacity exceeds its allocatable. Static: cached for good."""
+        key = ("domain_bound", shape, req, cap, id(level))
+        got = self.static.get(key)
+        if got is None:
+            fit = self._compute(shape, self.mask(req), cap, slice(None), self.alloc)
+            got = int(np.add.reduceat(fit, level.starts).max()) if len(level.starts) else 0
+            self.static[key] = got
+        assert isinstance(got, int)
+        return got
 
     @property
     def totals(self) -> np.ndarray:
@@ -303,6 +321,10 @@ class ClusterState:
         else:
             touched = self._journal[since:]
             nodes = touched[0] if len(touched) == 1 else _distinct(touched)
+            if len(nodes) <= _SCALAR:
+                self._sync_nodes(e, nodes.tolist())
+                e.generation = self.generation
+                return
             new = self._compute(e.shape, e.mask, e.cap, nodes)
             delta = new - e.fit[nodes]
             e.fit[nodes] = new
@@ -311,8 +333,32 @@ class ClusterState:
                     np.add.at(sums, e.levels[lid].node_domain[nodes], delta)
         e.generation = self.generation
 
+    def _sync_nodes(self, e: _Entry, nodes: list[int]) -> None:
+        """:meth:`_sync` for a few nodes, in scalars (cheaper than numpy calls on tiny
+        arrays): the same fit counts as :meth:`_compute`."""
+        free, fit = self.free, e.fit
+        shape, mask, cap = e.shape, e.mask, e.cap
+        levels = [(e.levels[lid].node_domain, sums) for lid, sums in e.sums.items()]
+        for j in nodes:
+            if shape.impossible or (mask is not None and not mask[j]):
+                v = 0
+            elif not shape.index:
+                v = int(BIG)
+            else:
+                v = min(free.item(r, j) // a
+                        for r, a in zip(shape.index, shape.amount, strict=True))
+                v = max(v, 0)
+            if cap is not None:
+                v = min(v, cap)
+            delta = v - fit.item(j)
+            if delta:
+                fit[j] = v
+                for node_domain, sums in levels:
+                    sums[node_domain.item(j)] += delta
+
     def _compute(
-        self, shape: Shape, mask: np.ndarray | None, cap: int | None, where: slice | np.ndarray
+        self, shape: Shape, mask: np.ndarray | None, cap: int | None, where: slice | np.ndarray,
+        free: np.ndarray | None = None,
     ) -> np.ndarray:
         n = self.n_nodes if isinstance(where, slice) else len(where)
         if shape.impossible:
@@ -320,10 +366,11 @@ class ClusterState:
         if not shape.index:
             out = np.full(n, BIG, dtype=np.int64)
         else:
+            free = self.free if free is None else free
             r0, a0 = shape.index[0], shape.amount[0]
-            out = self.free[r0, where] // a0
+            out = free[r0, where] // a0
             for r, a in zip(shape.index[1:], shape.amount[1:], strict=True):
-                np.minimum(out, self.free[r, where] // a, out=out)
+                np.minimum(out, free[r, where] // a, out=out)
             np.maximum(out, 0, out=out)
         if cap is not None:
             np.minimum(out, cap, out=out)
@@ -395,6 +442,15 @@ class _Entry:
     generation: int
     sums: dict[int, np.ndarray] = field(default_factory=dict)
     levels: dict[int, Level] = field(default_factory=dict)
+
+    def level_sums(self, level: Level) -> np.ndarray:
+        """``fit`` summed per domain of ``level`` (kept up to date with ``fit``)."""
+        sums = self.sums.get(id(level))
+        if sums is None:
+            sums = np.add.reduceat(self.fit, level.starts) if len(level.starts) else self.fit[:0]
+            self.sums[id(level)] = sums
+            self.levels[id(level)] = level
+        return sums
 
 
 @dataclass

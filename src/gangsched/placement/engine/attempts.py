@@ -30,8 +30,10 @@ from gangsched.placement.engine.domains import Domains
 from gangsched.placement.engine.explain import reasons
 from gangsched.placement.engine.extras import grow
 from gangsched.placement.engine.facts import Facts
+from gangsched.placement.engine.fast import fast_place
 from gangsched.placement.engine.options import DEFAULT, Options
 from gangsched.placement.engine.search import Budget, Search
+from gangsched.placement.engine.trace import current
 from gangsched.placement.engine.values import (
     SUCCESS,
     Code,
@@ -123,6 +125,10 @@ def place(
     if state.n_nodes == 0:
         status = Status(Code.UNRESOLVABLE, (f"{unit.name}: the cluster has no nodes",))
         return _decision(unit, state, status, None, minimum, 0)
+    if opts.fast and current() is None:
+        fast = fast_place(unit, state, opts, minimum, commit)
+        if fast is not None:
+            return fast
     facts = Facts(unit, state)
     domains = Domains(facts, opts.domain_order == "fit", opts.narrow)
     won: Outcome | None = None

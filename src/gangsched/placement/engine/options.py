@@ -35,6 +35,10 @@ class Options:
     # a rejection's reason in full (the numbers of every cut, as explained to users), or
     # one short line: for callers that only need the verdict (trial runs, simulations)
     explain: bool = True
+    # the common shapes (replicas of one pod shape under at most one required level) are
+    # decided without the generic search, with the same result (fast.py); False: always
+    # the generic search
+    fast: bool = True
 
 
 DEFAULT = Options()

@@ -1,0 +1,164 @@
+"""The fast path (engine/fast.py) decides exactly as the generic search does.
+
+On random clusters (regular topologies, random background load, some nodes lacking a
+label, cordoned or tainted) a queue of random units, most of the fast shape and some just
+outside it, is decided twice, with ``Options.fast`` on and off, each on its own copy of
+the cluster and committing as it goes: every decision (assignments and their order,
+per-group outcomes, dry runs, reasons) and the cluster afterwards must be the same, and
+the fast path must actually have served the units of its shape. The node choice shared by
+both paths (:func:`pods.choose`, a partial selection on wide scopes) is checked against a
+full sort.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+import numpy as np
+import pytest
+
+from gangsched.api.types import Node, NodeRequirements, Taint
+from gangsched.cluster.state import ClusterState
+from gangsched.gang import Constraint, Group, PodSet
+from gangsched.placement import place
+from gangsched.placement.engine import Options
+from gangsched.placement.engine.fast import fast_place
+from gangsched.placement.engine.pods import choose
+from gangsched.testing.builders import GPU, LEVEL_KEYS, levels_of, nodes, podset
+
+GENERIC = Options(fast=False)
+SHAPES = (
+    (("zone", 2), ("block", 2), ("rack", 3), ("host", 5)),
+    (("rack", 6), ("host", 8)),
+    (("zone", 2), ("rack", 4), ("host", 40)),
+)
+
+
+def random_cluster(rng: np.random.Generator) -> ClusterState:
+    shape = SHAPES[int(rng.integers(len(SHAPES)))]
+    ns = nodes(shape, {"cpu": 16_000, "memory": 1 << 36, GPU: 8, "pods": 20})
+    out: list[Node] = []
+    for nd in ns:
+        r = rng.random()
+        if r < 0.04:  # lacks its rack label
+            nd.labels.pop(LEVEL_KEYS["rack"], None)
+        elif r < 0.07:
+            nd = Node(nd.name, nd.labels, nd.taints, nd.allocatable, unschedulable=True)
+        elif r < 0.10:
+            nd = Node(nd.name, nd.labels, (Taint("dedicated", "x", "NoSchedule"),),
+                      nd.allocatable)
+        out.append(nd)
+    state = ClusterState.from_nodes(out, levels_of(shape))
+    busy = rng.random(state.n_nodes) < 0.5
+    gpus = rng.integers(0, 9, state.n_nodes) * busy
+    cpus = rng.integers(0, 16, state.n_nodes) * 1000 * busy
+    txn = state.begin()
+    for j in np.flatnonzero(busy).tolist():
+        shape_ = state.shape({GPU: int(gpus[j]), "cpu": int(cpus[j])})
+        txn.place(np.array([j]), np.array([1]), shape_)
+    txn.commit()
+    return state
+
+
+def random_unit(rng: np.random.Generator, i: int) -> Group:
+    """Mostly the fast shape (replicas of one pod kind under at most one required level),
+    sometimes just outside it (a preferred constraint, a minimum below the size, mixed
+    kinds, a per-node cap, a selector)."""
+    p = f"u{i}"
+    gpu = int(rng.choice([0, 1, 2, 4, 8]))
+    cpu = int(rng.choice([500, 1000, 4000]))
+    reps = int(rng.choice([1, 1, 1, 2, 3, 4]))
+    pods = int(rng.choice([1, 2, 3, 4, 8, 16, 40]))
+    nested = rng.random() < 0.5
+    odd = rng.random() < 0.25
+    vary = rng.random() < 0.4  # replicas of different sizes: the largest goes first
+    kids: list[Group | PodSet] = []
+    for k in range(reps):
+        n = pods + (int(rng.integers(0, 3)) if vary else 0)
+        ps = podset(f"{p}/r{k}/w" if nested else f"{p}/r{k}", n, gpu=gpu, cpu=cpu)
+        if odd and rng.random() < 0.3:
+            ps.min_pods = max(1, n - 1)
+        if odd and rng.random() < 0.2:
+            ps.max_pods_per_node = 2
+        if odd and rng.random() < 0.2:
+            ps.requests = {**ps.requests, "cpu": cpu * 2}
+        if odd and rng.random() < 0.1:
+            ps.requirements = NodeRequirements(node_selector=(("gangsched.io/rack", "r0"),))
+        kids.append(Group(f"r{k}", f"{p}/r{k}", [ps], min_groups=1) if nested else ps)
+    keys = ["", "zone", "block", "rack", "host"]
+    key = keys[int(rng.integers(len(keys)))]
+    topo: tuple[Constraint, ...] = ()
+    if key:
+        topo = (Constraint(LEVEL_KEYS[key]),)
+        if odd and rng.random() < 0.3:
+            topo = (Constraint(LEVEL_KEYS[key], "preferred"),)
+    min_pods = int(rng.integers(0, 3))
+    return Group(p, p, kids, min_groups=len(kids), min_pods=min_pods, topology=topo)
+
+
+def decided(d: object) -> dict[str, object]:
+    out = asdict(d)  # type: ignore[call-overload]
+    out["order"] = list(out["assignments"])  # the assignment order too
+    return out
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_fast_path_decides_as_the_generic_search(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    base = random_cluster(rng)
+    fast_state, generic_state = base.snapshot(), base.snapshot()
+    opts = Options()
+    served = 0
+    for i in range(40):
+        unit = random_unit(rng, i)
+        probe = fast_state.snapshot()
+        if fast_place(unit, probe, opts, unit.size, commit=False) is not None:
+            served += 1
+        commit = rng.random() < 0.8
+        a = place(unit, fast_state, commit=commit)
+        b = place(unit, generic_state, GENERIC, commit=commit)
+        assert decided(a) == decided(b), f"seed {seed}, unit {i}"
+        assert np.array_equal(fast_state.free, generic_state.free)
+    assert served > 0
+
+
+def test_fast_path_serves_the_common_shapes_and_leaves_the_rest() -> None:
+    state = random_cluster(np.random.default_rng(0))
+    rack = (Constraint(LEVEL_KEYS["rack"]),)
+    one = Group("g", "g", [podset("g/w", 2, gpu=1)], min_groups=1, topology=rack)
+    assert fast_place(one, state, Options(), 2, commit=False) is not None
+    spare = Group("g", "g", [podset("g/w", 2, gpu=1, min_pods=1)], min_groups=1, topology=rack)
+    assert fast_place(spare, state, Options(), 1, commit=False) is None  # has extras
+    pref = Group("g", "g", [podset("g/w", 2, gpu=1)], min_groups=1,
+                 topology=(Constraint(LEVEL_KEYS["rack"], "preferred"),))
+    assert fast_place(pref, state, Options(), 2, commit=False) is None
+    huge = Group("g", "g", [podset("g/w", 10_000, gpu=8)], min_groups=1)
+    assert fast_place(huge, state, Options(), 10_000, commit=False) is None  # rejected
+    assert not place(huge, state).admitted  # by the generic search, with its reason
+
+
+def full_sort(fv: np.ndarray, count: int, pack: bool, rack: np.ndarray | None,
+              pref: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    key = fv if pack else -fv
+    keys = [k for k in (rack, key, pref) if k is not None]
+    order = np.lexsort(tuple(keys))
+    cum = np.cumsum(fv[order])
+    k = min(int(np.searchsorted(cum, count)), len(order) - 1)
+    take = fv[order[: k + 1]].astype(np.int64)
+    take[-1] -= max(0, int(cum[k]) - count)
+    return order[: k + 1], take
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_partial_selection_takes_the_nodes_a_full_sort_takes(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    for _ in range(50):
+        n = int(rng.integers(300, 3000))
+        fv = rng.integers(1, int(rng.integers(2, 40)), n)
+        count = int(rng.integers(int(fv.max()) + 1, max(int(fv.max()) + 2, n // 3)))
+        rack = rng.integers(0, 400, n) if rng.random() < 0.6 else None
+        pref = rng.integers(0, 4, n) * (1 << 20) if rng.random() < 0.3 else None
+        pack = bool(rng.random() < 0.7)
+        got = choose(fv, count, pack, rack, pref)
+        want = full_sort(fv, count, pack, rack, pref)
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
