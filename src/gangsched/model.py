@@ -5,6 +5,7 @@ the inputs fix and the pods already bound)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from gangsched.api.types import Node, Pod
@@ -46,6 +47,19 @@ class Plan:
         return [w for w in self.workloads if w.tree is not None and not w.waiting]
 
 
+def run_limit(pods: Iterable[Pod]) -> float | None:
+    """How long a workload of ``pods`` may hold capacity once bound: the largest
+    ``activeDeadlineSeconds`` of its pods when every pod has one, else None (a pod
+    without a deadline may run forever; no pods, no limit known)."""
+    longest: int | None = None
+    for pod in pods:
+        if pod.active_deadline is None:
+            return None
+        if longest is None or pod.active_deadline > longest:
+            longest = pod.active_deadline
+    return None if longest is None else float(longest)
+
+
 def loose_pod(pod: Pod) -> Workload:
     """A pending pod that belongs to no gang: a one-pod unit."""
     ps = PodSet(
@@ -55,5 +69,7 @@ def loose_pod(pod: Pod) -> Workload:
         requests=pod.requests,
         requirements=pod.requirements,
         min_pods=1,
+        from_limits=pod.from_limits,
     )
-    return Workload(pod.key, "Pod", ps, {pod.key: pod}, priority=pod.priority)
+    return Workload(pod.key, "Pod", ps, {pod.key: pod}, priority=pod.priority,
+                    limit=run_limit((pod,)))

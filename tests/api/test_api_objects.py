@@ -785,3 +785,50 @@ def test_any_shape_is_an_input_error_or_a_value(obj: dict[str, Any]) -> None:
 def test_gt_needs_a_plain_integer_label(label: str) -> None:
     (term,) = parse_node_affinity(affinity({"matchExpressions": [expr("n", "Gt", "1")]}), "a")
     assert not term.matches(Node(name="x", labels={"n": label}))
+
+
+# -- requests that come from limits, and the active deadline ---------------------------------
+
+FROM_LIMITS_CASES = [
+    pytest.param({"containers": [container(limits={"nvidia.com/gpu": 2})]},
+                 {"nvidia.com/gpu"}, id="limit-only"),
+    pytest.param({"containers": [container({"nvidia.com/gpu": 2},
+                                           limits={"nvidia.com/gpu": 2})]},
+                 set(), id="request-and-limit"),
+    pytest.param({"containers": [container({"cpu": "1"}, limits={"cpu": "2", "memory": "1Gi"}),
+                                 container({"memory": "1Gi"})]},
+                 {"memory"}, id="one-container-defaulted"),
+    pytest.param({"initContainers": [container(limits={"cpu": "4"})],
+                  "containers": [container({"cpu": "1"})]},
+                 {"cpu"}, id="init-container"),
+    pytest.param({"containers": [container(limits={"cpu": "1"})],
+                  "resources": {"requests": {"cpu": "2"}, "limits": {"cpu": "2"}}},
+                 set(), id="pod-level-request-replaces"),
+    pytest.param({"containers": [container({"cpu": "1"})],
+                  "resources": {"limits": {"cpu": "2"}}},
+                 {"cpu"}, id="pod-level-limit-only"),
+    pytest.param({"containers": [container(limits={"example.com/zero": 0})]},
+                 set(), id="zero-is-no-request"),
+]
+
+
+@pytest.mark.parametrize(("spec", "expected"), FROM_LIMITS_CASES)
+def test_requests_from_limits_are_recorded(spec: dict[str, Any], expected: set[str]) -> None:
+    found: set[str] = set()
+    pod_requests(spec, "spec", found)
+    assert found == expected
+    assert parse_pod(pod_obj(**spec)).from_limits == tuple(sorted(expected))
+
+
+def test_the_active_deadline_is_read() -> None:
+    assert parse_pod(pod_obj(activeDeadlineSeconds=300)).active_deadline == 300
+    assert parse_pod(pod_obj()).active_deadline is None
+    template = parse_pod_template({"spec": {"activeDeadlineSeconds": 2**31 - 1}},
+                                  "spec.template")
+    assert template.make_pod("x").active_deadline == 2**31 - 1
+
+
+@pytest.mark.parametrize("value", [0, -1, 2**31, "5", 5.0])
+def test_a_bad_active_deadline_is_rejected(value: object) -> None:
+    with pytest.raises(InputError, match=r"Pod/p: spec\.activeDeadlineSeconds: must be"):
+        parse_pod(pod_obj(activeDeadlineSeconds=value))

@@ -163,3 +163,60 @@ def test_waiting_podgroup_shows_its_minimum_and_pending_pods(run: Run, tmp_path:
     assert sorted(p["name"] for p in train["pods"]) == ["w-0", "w-1", "w-2"]
     assert not any(p["node"] for p in train["pods"])
     assert [p["name"] for p in gone["pods"]] == ["w-3"] and gone["status"] == "Waiting"
+
+
+def gpu_gang(tmp_path: Path, resources: str, deadline: str = "") -> Path:
+    """A two-pod Workload API gang whose pods each state ``resources`` (16 GPUs: more
+    than any node of the example cluster has, 8)."""
+    pods = "".join(
+        f"---\napiVersion: v1\nkind: Pod\nmetadata: {{name: t-{i}}}\nspec:\n"
+        f"  schedulerName: gangsched\n  schedulingGroup: {{podGroupName: train}}\n{deadline}"
+        f"  containers:\n  - name: c\n    image: x\n    resources: {resources}\n"
+        for i in range(2))
+    path = tmp_path / "gang.yaml"
+    path.write_text("apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\n"
+                    "metadata: {name: train}\nspec:\n  schedulingPolicy:\n"
+                    "    gang: {minCount: 2}\n" + pods)
+    return path
+
+
+def test_a_gpu_request_from_limits_only_is_named_in_the_reason(
+        run: Run, tmp_path: Path) -> None:
+    """Kubernetes defaults a container's requests to its limits: a pod stating only
+    ``limits: {nvidia.com/gpu: 16}`` requests 16 GPUs, and the rejection says where the
+    request comes from (no node of the 16 has more than 8)."""
+    path = gpu_gang(tmp_path, "{limits: {nvidia.com/gpu: 16}}")
+    result = run("place", "-f", CLUSTER, "-f", path, "-o", "json")
+    assert result.exit_code == 3, result.output
+    [w] = json.loads(result.stdout)["workloads"]
+    assert w["status"] == "Rejected"
+    assert w["reason"].endswith("0/16 nodes are available for a pod of pods: "
+                                "16 Insufficient nvidia.com/gpu (requested through its limit)")
+
+
+@pytest.mark.parametrize("resources", [
+    "{requests: {nvidia.com/gpu: 16}, limits: {nvidia.com/gpu: 16}}",
+    "{requests: {nvidia.com/gpu: 16}}",
+], ids=["request-and-limit", "request-only"])
+def test_a_stated_gpu_request_is_not_said_to_come_from_limits(
+        run: Run, tmp_path: Path, resources: str) -> None:
+    path = gpu_gang(tmp_path, resources)
+    result = run("place", "-f", CLUSTER, "-f", path, "-o", "json")
+    assert result.exit_code == 3, result.output
+    [w] = json.loads(result.stdout)["workloads"]
+    assert w["reason"].endswith("16 Insufficient nvidia.com/gpu"), w["reason"]
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "2147483648", "'60'"])
+def test_a_bad_active_deadline_is_one_line_naming_the_field(
+        run: Run, tmp_path: Path, value: str) -> None:
+    path = gpu_gang(tmp_path, "{requests: {cpu: 100m}}",
+                    f"  activeDeadlineSeconds: {value}\n")
+    assert_one_line_error(run("place", "-f", CLUSTER, "-f", path),
+                          f"{path}[doc 1]: Pod/t-0: spec.activeDeadlineSeconds: must be")
+
+
+def test_pods_with_deadlines_place_as_without(run: Run, tmp_path: Path) -> None:
+    path = gpu_gang(tmp_path, "{requests: {cpu: 100m}}", "  activeDeadlineSeconds: 600\n")
+    [w] = place_json(run, path)["workloads"]
+    assert w["status"] == "Admitted" and all(p["node"] for p in w["pods"])

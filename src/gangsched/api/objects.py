@@ -440,14 +440,18 @@ def _max_into(total: dict[str, int], other: Mapping[str, int]) -> None:
         total[name] = max(total.get(name, 0), value)
 
 
-def _requests_with_limits(resources: object, field: str) -> dict[str, int]:
+def _requests_with_limits(resources: object, field: str,
+                          defaulted: set[str] | None = None) -> dict[str, int]:
     """Requests of one ``resources`` block; a resource only limited is requested at its
-    limit (API defaulting), and a request may not exceed its limit."""
+    limit (API defaulting: its name is added to ``defaulted``), and a request may not
+    exceed its limit."""
     block = as_mapping(resources, field)
     requests_field, limits_field = _join(field, "requests"), _join(field, "limits")
     requests = parse_resources(block.get("requests"), requests_field)
     limits = parse_resources(block.get("limits"), limits_field)
     for name, limit in limits.items():
+        if defaulted is not None and name not in requests:
+            defaulted.add(name)
         if requests.setdefault(name, limit) > limit:
             raise InputError(
                 f"must be less than or equal to the {name} limit of {format_quantity(limit, name)}",
@@ -468,26 +472,31 @@ def _check_container_resource_names(resources: object, field: str) -> None:
                 )
 
 
-def _container_requests(container: Mapping[str, Any], field: str) -> dict[str, int]:
+def _container_requests(container: Mapping[str, Any], field: str,
+                        defaulted: set[str] | None = None) -> dict[str, int]:
     resources_field = _join(field, "resources")
-    requests = _requests_with_limits(container.get("resources"), resources_field)
+    requests = _requests_with_limits(container.get("resources"), resources_field, defaulted)
     _check_container_resource_names(container.get("resources"), resources_field)
     return requests
 
 
-def pod_requests(spec: Mapping[str, Any], field: str) -> Resources:
+def pod_requests(spec: Mapping[str, Any], field: str,
+                 from_limits: set[str] | None = None) -> Resources:
     """The effective request of a pod spec, as kube-scheduler computes it
     (``PodRequests`` in pkg/api/v1/resource), plus ``pods: 1``. Zero entries are dropped.
 
-    ``field`` is the path of the spec (``spec`` or ``spec.template.spec``).
+    ``field`` is the path of the spec (``spec`` or ``spec.template.spec``). The resources
+    whose request some container (or the pod-level ``resources``) states only through
+    its limit (requests default to limits) are added to ``from_limits``.
     """
     total: dict[str, int] = {}
+    defaulted: set[str] | None = None if from_limits is None else set()
     for container, path in mappings(spec.get("containers"), _join(field, "containers")):
-        _add(total, _container_requests(container, path))
+        _add(total, _container_requests(container, path, defaulted))
     sidecars: dict[str, int] = {}  # restartable init containers started so far
     init_peak: dict[str, int] = {}
     for container, path in mappings(spec.get("initContainers"), _join(field, "initContainers")):
-        requests = _container_requests(container, path)
+        requests = _container_requests(container, path, defaulted)
         policy = as_str(container.get("restartPolicy"), _join(path, "restartPolicy"))
         if policy == "Always":  # a sidecar: runs alongside everything after it
             _add(total, requests)
@@ -501,13 +510,22 @@ def pod_requests(spec: Mapping[str, Any], field: str) -> Resources:
             _add(requests, sidecars)
         _max_into(init_peak, requests)
     _max_into(total, init_peak)
-    pod_level = _requests_with_limits(spec.get("resources"), _join(field, "resources"))
+    pod_defaulted: set[str] | None = None if defaulted is None else set()
+    pod_level = _requests_with_limits(spec.get("resources"), _join(field, "resources"),
+                                      pod_defaulted)
     for name in POD_LEVEL_RESOURCES:
         if name in pod_level:
             total[name] = pod_level[name]
+            if defaulted is not None and pod_defaulted is not None:
+                defaulted.discard(name)  # the pod-level request replaces the containers'
+                if name in pod_defaulted:
+                    defaulted.add(name)
     _add(total, parse_resources(spec.get("overhead"), _join(field, "overhead")))
     total["pods"] = 1
-    return {name: value for name, value in sorted(total.items()) if value}
+    result = {name: value for name, value in sorted(total.items()) if value}
+    if from_limits is not None and defaulted:
+        from_limits.update(name for name in defaulted if name in result)
+    return result
 
 
 # -- pods and templates ----------------------------------------------------------------
@@ -525,6 +543,8 @@ class PodTemplate:
     priority: int = 0
     priority_class_name: str | None = None
     workload_group: str | None = None
+    active_deadline: int | None = None  # spec.activeDeadlineSeconds
+    from_limits: tuple[str, ...] = ()  # resources requested only through their limits
 
     def make_pod(self, name: str, namespace: str = "default", **overrides: Any) -> Pod:
         """A Pod from this template (dicts copied); ``overrides`` set other Pod fields."""
@@ -539,11 +559,28 @@ class PodTemplate:
             requests=dict(self.requests),
             requirements=self.requirements,
             workload_group=self.workload_group,
+            active_deadline=self.active_deadline,
+            from_limits=self.from_limits,
         )
         return dataclasses.replace(pod, **overrides) if overrides else pod
 
 
 _INT32 = (-(2**31), 2**31 - 1)
+
+
+def active_deadline(spec: Mapping[str, Any], field: str) -> int | None:
+    """``activeDeadlineSeconds`` of a pod spec at ``field``: None when absent, else an
+    integer from 1 to 2^31-1, as ``ValidatePodSpec`` requires (``InclusiveRangeError(1,
+    math.MaxInt32)``; the field is an int64 in the API type)."""
+    value = spec.get("activeDeadlineSeconds")
+    if value is None:
+        return None
+    path = _join(field, "activeDeadlineSeconds")
+    seconds = as_int(value, path)
+    if not 1 <= seconds <= _INT32[1]:
+        raise InputError(f"must be between 1 and {_INT32[1]}, inclusive, not {seconds}",
+                         field=path)
+    return seconds
 
 
 def parse_pod_template(template: object, field: str) -> PodTemplate:
@@ -565,15 +602,19 @@ def parse_pod_template(template: object, field: str) -> PodTemplate:
     check_labels(labels, _join(meta_field, "labels"))
     annotations = as_str_map(meta.get("annotations"), _join(meta_field, "annotations"))
     check_annotations(annotations, _join(meta_field, "annotations"))
+    from_limits: set[str] = set()
+    requests = pod_requests(spec, spec_field, from_limits)
     return PodTemplate(
         labels=labels,
         annotations=annotations,
-        requests=pod_requests(spec, spec_field),
+        requests=requests,
         requirements=parse_node_requirements(spec, spec_field),
         scheduler_name=scheduler or "default-scheduler",
         priority=priority,
         priority_class_name=priority_class or None,
         workload_group=group_name or None,
+        active_deadline=active_deadline(spec, spec_field),
+        from_limits=tuple(sorted(from_limits)),
     )
 
 

@@ -161,6 +161,10 @@ class Pod:
     requirements: NodeRequirements = field(default_factory=NodeRequirements)
     workload_group: str | None = None  # spec.schedulingGroup.podGroupName (Workload API)
     uid: str | None = None
+    # spec.activeDeadlineSeconds: seconds the pod may run once started (None: no limit)
+    active_deadline: int | None = None
+    # resources whose request comes only from a limit (requests default to limits)
+    from_limits: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:

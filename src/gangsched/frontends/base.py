@@ -8,6 +8,10 @@ schedule), the nodes with any topology labels a front-end adds (Volcano HyperNod
 topology levels and the pods already bound.
 
 Pending pods that no front-end claims become single-pod workloads of kind ``Pod``.
+Every workload's ``limit`` (how long it may hold capacity once bound, which lets it
+backfill ahead of a reservation) is the largest ``activeDeadlineSeconds`` of its pods when
+every one of them has one (:func:`gangsched.model.run_limit`), set here for every
+front-end.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from gangsched.api.loader import Inputs, Kind
 from gangsched.api.types import Pod
 from gangsched.gang import Claim
-from gangsched.model import Plan, Workload, loose_pod
+from gangsched.model import Plan, Workload, loose_pod, run_limit
 
 
 @dataclass
@@ -66,6 +70,9 @@ def assemble(inputs: Inputs, front_ends: Sequence[FrontEnd]) -> Plan:
             seen = replace(inputs, pods=pods)
         got = front_end.build(seen)
         claimed |= got.claimed
+        for w in got.workloads:
+            if w.limit is None and w.pods:  # every front-end: from its pods' deadlines
+                w.limit = run_limit(w.pods.values())
         workloads.extend(got.workloads)
         created.extend(got.pods)
         if got.levels is not None and levels is None:

@@ -89,7 +89,7 @@ from gangsched.api.objects import (
 from gangsched.api.types import Pod
 from gangsched.frontends.base import Contribution, FrontEnd
 from gangsched.frontends.networktopology import Origin
-from gangsched.frontends.pods import identical, natural_key
+from gangsched.frontends.pods import from_limits, identical, natural_key
 from gangsched.gang import Constraint, Group, PodSet, TreeNode
 from gangsched.model import Workload
 
@@ -320,7 +320,7 @@ def podset_node(name: str, path: str, pods: Sequence[Pod], request: TasRequest,
     def leaf(label: str, at: str, members: Sequence[Pod], least: int,
              topo: tuple[Constraint, ...]) -> PodSet:
         return PodSet(label, at, tuple(p.key for p in members), dict(first.requests),
-                      first.requirements, least, topo)
+                      first.requirements, least, topo, from_limits=from_limits(members))
 
     if not request.slices or bound:
         return leaf(name, path, pods, need, top)

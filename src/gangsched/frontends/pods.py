@@ -31,5 +31,13 @@ def podset(name: str, parent: str, members: Sequence[Pod], min_pods: int) -> Pod
     return PodSet(
         name=name, path=f"{parent}/{name}", pods=tuple(p.key for p in members),
         requests=dict(members[0].requests), requirements=members[0].requirements,
-        min_pods=min_pods,
+        min_pods=min_pods, from_limits=from_limits(members),
     )
+
+
+def from_limits(members: Sequence[Pod]) -> tuple[str, ...]:
+    """The resources some of ``members`` request only through their limits, sorted."""
+    first = members[0].from_limits if members else ()
+    if all(p.from_limits == first for p in members):
+        return first
+    return tuple(sorted({name for p in members for name in p.from_limits}))
