@@ -154,7 +154,8 @@ def test_partial_selection_takes_the_nodes_a_full_sort_takes(seed: int) -> None:
     rng = np.random.default_rng(seed)
     for _ in range(50):
         n = int(rng.integers(300, 3000))
-        fv = rng.integers(1, int(rng.integers(2, 40)), n)
+        low = int(rng.integers(1, 12))
+        fv = rng.integers(low, low + int(rng.integers(1, 40)), n)
         count = int(rng.integers(int(fv.max()) + 1, max(int(fv.max()) + 2, n // 3)))
         rack = rng.integers(0, 400, n) if rng.random() < 0.6 else None
         pref = rng.integers(0, 4, n) * (1 << 20) if rng.random() < 0.3 else None

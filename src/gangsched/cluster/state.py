@@ -274,8 +274,18 @@ class ClusterState:
         key = ("domain_bound", shape, req, cap, id(level))
         got = self.static.get(key)
         if got is None:
-            fit = self._compute(shape, self.mask(req), cap, slice(None), self.alloc)
-            got = int(np.add.reduceat(fit, level.starts).max()) if len(level.starts) else 0
+            fkey = ("alloc_fit", shape, req, cap)
+            fit = self.static.get(fkey)
+            if fit is None:
+                fit = self.static[fkey] = self._compute(shape, self.mask(req), cap,
+                                                        slice(None), self.alloc)
+            assert isinstance(fit, np.ndarray)
+            if not len(level.starts):
+                got = 0
+            elif len(level.starts) == len(fit):
+                got = int(fit.max())
+            else:
+                got = int(np.add.reduceat(fit, level.starts).max())
             self.static[key] = got
         assert isinstance(got, int)
         return got
@@ -445,6 +455,8 @@ class _Entry:
 
     def level_sums(self, level: Level) -> np.ndarray:
         """``fit`` summed per domain of ``level`` (kept up to date with ``fit``)."""
+        if len(level.starts) == len(self.fit):  # one node per domain: the fit itself
+            return self.fit
         sums = self.sums.get(id(level))
         if sums is None:
             sums = np.add.reduceat(self.fit, level.starts) if len(level.starts) else self.fit[:0]

@@ -70,6 +70,7 @@ class Topology:
     missing: dict[str, list[str]] = field(default_factory=dict)  # level key -> node names
     _node_level: Level | None = field(default=None, repr=False)
     _names: list[str] | None = field(default=None, repr=False)
+    _name_array: np.ndarray | None = field(default=None, repr=False)
     _paths: dict[tuple[int, int], str] = field(default_factory=dict, repr=False)
     _by_value: dict[str, dict[str, np.ndarray]] = field(default_factory=dict, repr=False)
     _cross: dict[str, CrossLevel] = field(default_factory=dict, repr=False)
@@ -96,6 +97,15 @@ class Topology:
         if self._names is None:
             self._names = [x.name for x in self.nodes]
         return self._names
+
+    @property
+    def name_array(self) -> np.ndarray:
+        """Node names in topology order as an object array (cached; read only)."""
+        if self._name_array is None:
+            arr = np.array(self.names, dtype=object)
+            arr.flags.writeable = False
+            self._name_array = arr
+        return self._name_array
 
     def nodes_with(self, key: str, value: str) -> np.ndarray:
         """Indices of the nodes whose ``key`` label is ``value`` (cached per key)."""

@@ -229,14 +229,13 @@ def _decision(unit: Group, state: ClusterState, sets: list[PodSet],
               req_level: Level | None, key: str | None, minimum: int, total: int) -> Decision:
     """The decision value, as the generic path builds it."""
     topo = state.topology
-    names = topo.names
     assignments: dict[str, str] = {}
     for i, nodes, take in placed:
         pods = sets[i].pods
         if len(nodes) == 1:
-            assignments.update(dict.fromkeys(pods, names[int(nodes[0])]))
-        else:
-            where = [names[j] for j in np.repeat(nodes, take).tolist()]
+            assignments.update(dict.fromkeys(pods, topo.names[int(nodes[0])]))
+        else:  # pods in order, node after node
+            where = np.repeat(topo.name_array[nodes], take).tolist()
             assignments.update(zip(pods, where, strict=True))
     dkey = dval = label = None
     if level is not None:

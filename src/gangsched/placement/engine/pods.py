@@ -143,8 +143,8 @@ def choose(fv: np.ndarray, count: int, pack: bool, rack: np.ndarray | None = Non
     tightest (then the fullest rack, then the lowest index), or with ``pack`` false the
     emptiest. Otherwise nodes go in the order (pref, fit, rack room, index), fit ascending
     with ``pack`` (fullest first) and descending without, until ``count`` are placed.
-    At most ``count`` nodes are needed (each takes at least one pod), so on a wide scope
-    only the first ``count`` in that order are selected (``np.argpartition`` on one
+    At most ``count / min(fv)`` nodes are needed, so on a wide scope only that many
+    first in that order are selected (``np.argpartition`` on one
     combined key, then sorted): the same nodes as a full sort, in the same order, in time
     linear in the scope instead of ``n log n``.
     """
@@ -161,9 +161,11 @@ def choose(fv: np.ndarray, count: int, pack: bool, rack: np.ndarray | None = Non
             return np.array([j], dtype=np.int64), np.array([count], dtype=np.int64)
     key = fv if pack else -fv
     keys = [k for k in (rack, key, pref) if k is not None]
-    m = min(count, n)
     order: np.ndarray | None = None
-    if n > _PARTIAL and 0 < m < n // 2:
+    m = n
+    if n > _PARTIAL:  # k nodes take at least k times the smallest fit
+        m = min(n, -(-count // max(1, int(fv.min()))))
+    if 0 < m < n // 2:
         combined = _combined(keys, n)
         if combined is not None:
             part = np.argpartition(combined, m - 1)[:m]
