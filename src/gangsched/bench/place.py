@@ -5,7 +5,9 @@ must do) on the same cluster, timed in the same run, so the ratio survives a noi
 Two latencies per case: dry runs on a warm snapshot, and *committed* decisions (each
 placement committed, so the next decision first brings the cached capacities up to date;
 the pods are handed back, untimed, so the cluster stays as loaded). Each is measured as
-wall time and as CPU time of this process (the machine is shared).
+wall time and as CPU time of this process (the machine is shared); the floor too, so the
+committed CPU p99 is a ratio of CPU times (``commit_cpu_p99_ratio``). ``pods_per_s`` and
+``cpu_pods_per_s`` are the case's pods over its committed p50 latency (wall, CPU).
 """
 
 from __future__ import annotations
@@ -84,7 +86,10 @@ class CaseResult:
     commit_p99_us: float = 0.0
     commit_cpu_p50_us: float = 0.0
     commit_cpu_p99_us: float = 0.0
-    commit_cpu_p99_ratio: float = 0.0  # committed CPU p99 / floor
+    commit_cpu_p99_ratio: float = 0.0  # committed CPU p99 / floor CPU time
+    floor_cpu_us: float = 0.0  # the floor in CPU time
+    pods_per_s: float = 0.0  # pods / committed wall p50
+    cpu_pods_per_s: float = 0.0  # pods / committed CPU p50
 
 
 @dataclass
@@ -119,20 +124,22 @@ def loaded_cluster(n: int, seed: int = 0) -> ClusterState:
     return state
 
 
-def floor_us(state: ClusterState, level_key: str = RACK, reps: int = 200) -> float:
-    """Median time of one fit + domain-sum pass for an 8-GPU pod over the whole cluster."""
+def floor_us(state: ClusterState, level_key: str = RACK, reps: int = 200,
+             clock: Callable[[], float] = time.perf_counter) -> float:
+    """Median time (``clock``: wall by default) of one fit + domain-sum pass for an 8-GPU
+    pod over the whole cluster."""
     lv = state.topology.level(level_key)
     assert lv is not None
     shape = state.shape({"cpu": 1_000, GPU: 8, "pods": 1})
     free = state.free
     times = []
     for _ in range(reps):
-        t = time.perf_counter()
+        t = clock()
         f = free[shape.index[0]] // shape.amount[0]
         for r, a in zip(shape.index[1:], shape.amount[1:], strict=True):
             np.minimum(f, free[r] // a, out=f)
         np.add.reduceat(f, lv.starts)
-        times.append(time.perf_counter() - t)
+        times.append(clock() - t)
     return float(np.median(times)) * 1e6
 
 
@@ -177,6 +184,7 @@ def run_place_bench(
         gc.collect()
         gc.freeze()  # the cluster lives for the whole run: keep it out of GC passes
         floor = floor_us(state)
+        floor_cpu = floor_us(state, clock=time.process_time)
         for name in cases:
             make, pods = CASES[name]
             reps = max(10, decisions // 10) if pods > 100 else decisions
@@ -197,7 +205,10 @@ def run_place_bench(
                 commit_p99_us=float(np.percentile(clat, 99)),
                 commit_cpu_p50_us=float(np.percentile(ccpu, 50)),
                 commit_cpu_p99_us=float(np.percentile(ccpu, 99)),
-                commit_cpu_p99_ratio=float(np.percentile(ccpu, 99)) / floor,
+                commit_cpu_p99_ratio=float(np.percentile(ccpu, 99)) / floor_cpu,
+                floor_cpu_us=floor_cpu,
+                pods_per_s=pods / float(np.percentile(clat, 50)) * 1e6,
+                cpu_pods_per_s=pods / float(np.percentile(ccpu, 50)) * 1e6,
             ))
         result.peak_rss_mib[n] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         del state

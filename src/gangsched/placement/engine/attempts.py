@@ -23,6 +23,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, NamedTuple
 
+import numpy as np
+
 from gangsched.cluster.state import ClusterState
 from gangsched.gang import PodSet, TreeNode, minimum_pods
 from gangsched.placement.decision import Decision, GroupOutcome
@@ -194,7 +196,7 @@ def _decision(
                         minimum_pods=minimum, dry_runs=dry_runs)
     assignments: dict[str, str] = {}
     if status.success:
-        _assign(root, state.topology.names, assignments)
+        _assign(root, state.topology.name_array, assignments)
     return Decision(
         unit=unit.path,
         admitted=status.success,
@@ -256,14 +258,15 @@ def _asked_domain(facts: Facts, node: TreeNode, j: int
     return lv.key, lv.values[d], facts.topo.domain_path(lv, d)
 
 
-def _assign(r: Placement, names: list[str], out: dict[str, str]) -> None:
-    """Pod key -> node name, pods of each set in order."""
+def _assign(r: Placement, names: np.ndarray, out: dict[str, str]) -> None:
+    """Pod key -> node name, pods of each set in order, node after node."""
     if isinstance(r, GroupPlacement):
         for k in r.kids.values():
             _assign(k, names, out)
         return
-    pods = iter(r.node.pods)
-    for nodes, counts in zip(r.nodes, r.counts, strict=True):
-        for j, cnt in zip(nodes.tolist(), counts.tolist(), strict=True):
-            for _ in range(cnt):
-                out[next(pods)] = names[j]
+    if not r.nodes:
+        return
+    nodes = r.nodes[0] if len(r.nodes) == 1 else np.concatenate(r.nodes)
+    counts = r.counts[0] if len(r.counts) == 1 else np.concatenate(r.counts)
+    # the first ``placed`` pods of the set, in order (the rest were not placed)
+    out.update(zip(r.node.pods, np.repeat(names[nodes], counts).tolist(), strict=False))

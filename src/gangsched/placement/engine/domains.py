@@ -199,6 +199,8 @@ class Domains:
             return Candidates(_EMPTY, _EMPTY, _EMPTY, None, self.topo), seen
         d0 = int(level.node_domain[lo])
         d1 = int(level.node_domain[hi - 1]) + 1
+        if any(self.state.domain_bound(d.shape, d.req, None, level) < d.count for d in dems):
+            return self._none_hold(node, level, lo, hi, d0, d1, sel)
         starts = level.starts[d0:d1]
         ends = level.ends[d0:d1]
         whole = int(starts[0]) >= lo and int(ends[-1]) <= hi
@@ -232,6 +234,24 @@ class Domains:
             room = np.minimum(slack, facts.want(node))
             ids = ids[np.argsort((BIG - room) * (BIG + 1) + slack, kind="stable")]
         return Candidates(starts[ids], ends[ids], ids + d0, level, self.topo, sel), seen
+
+    def _none_hold(self, node: TreeNode, level: Level, lo: int, hi: int, d0: int, d1: int,
+                   sel: np.ndarray | None) -> tuple[Candidates, Seen]:
+        """:meth:`nested` when no domain of the level could hold the node's minimum even
+        empty (``ClusterState.domain_bound``): no candidate, without bounding each domain;
+        what was seen is what :meth:`nested` records."""
+        dems = self.facts.demand(node)
+        main = dems[0] if dems else next(iter(self.facts.desired(node)), None)
+        main_sum: np.ndarray | None = None
+        if main is not None:
+            starts = level.starts[d0:d1]
+            if int(starts[0]) >= lo and int(level.ends[d1 - 1]) <= hi and sel is None:
+                main_sum = self.state.domain_sums(main.shape, main.req, None, level)[d0:d1]
+            else:
+                main_sum = np.add.reduceat(self.capacity_in(main, lo, hi, sel),
+                                           np.maximum(starts, lo) - lo)
+        seen = Seen(node, level, lo, hi, main_sum, level.valid[d0:d1], d0, sel)
+        return Candidates(_EMPTY, _EMPTY, _EMPTY, level, self.topo, sel), seen
 
     # -- exclusive domains --------------------------------------------------------------
 
