@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from gangsched.api import fastyaml
+from gangsched.api import loader as loader_module
 from gangsched.api.errors import InputError
 from gangsched.api.loader import _Loader
+from gangsched.api.schema import Mode
 from gangsched.bench.place_e2e import write_inputs
 from gangsched.frontends import load
 
@@ -252,19 +255,26 @@ def test_random_mutations_are_read_as_the_reference_reads_them(tmp_path: Path) -
 # -- through the loader ---------------------------------------------------------------------
 
 
-def _load_both(monkeypatch: pytest.MonkeyPatch, paths: list[Path]) -> tuple[Any, Any]:
-    def result() -> Any:
-        try:
-            inputs = load(paths)
-        except InputError as err:
-            return str(err)
-        return ([(d.index, d.kind, d.name, d.path) for d in inputs.documents], inputs.nodes,
-                inputs.pods, inputs.warnings, sorted(inputs.objects))
+def _loaded(paths: list[Path], validate: Mode | None = None) -> Any:
+    try:
+        inputs = load(paths, validate=validate)
+    except InputError as err:
+        return str(err)
+    return ([(d.index, d.kind, d.name, d.path) for d in inputs.documents], inputs.nodes,
+            inputs.pods, inputs.warnings, sorted(inputs.objects))
 
-    fast = result()
+
+def _load_both(monkeypatch: pytest.MonkeyPatch, paths: list[Path],
+               validate: Mode | None = None) -> tuple[Any, Any]:
+    """(loaded with the fast reader, loaded without it); with it, also the same as with
+    the fast reader but every document checked by schema.check (no plans)."""
+    fast = _loaded(paths, validate)
     with monkeypatch.context() as m:
-        m.setattr(fastyaml, "documents", lambda text: None)
-        slow = result()
+        m.setattr(loader_module._Judge, "__call__", lambda self, doc, skeleton, values: False)
+        unplanned = _loaded(paths, validate)
+        m.setattr(fastyaml, "checked_documents", lambda text, judge: None)
+        slow = _loaded(paths, validate)
+    assert fast == unplanned
     return fast, slow
 
 
@@ -303,3 +313,56 @@ def test_bad_input_gives_the_same_error(text: str, monkeypatch: pytest.MonkeyPat
     assert fastyaml.documents(text) is not None  # the fast reader reads it
     fast, slow = _load_both(monkeypatch, [path])
     assert isinstance(fast, str) and fast == slow
+
+
+def test_checked_documents_are_judged_as_schema_check_judges_them(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A document whose skeleton's plan passes it skips schema.check: on random
+    mutations of the values, keys and lines of the benchmark inputs and the examples,
+    the loader gives the same inputs, warnings or error with plans, without them (every
+    document checked by schema.check) and without the fast reader, in every mode."""
+    rng = random.Random("gangsched-plans")
+    bases = _bases(tmp_path)
+    path = tmp_path / "mutated.yaml"
+    loaded = failed = 0
+    for n in range(400):
+        lines = rng.choice(bases).split("\n")
+        for _ in range(rng.randint(1, 2)):
+            if n % 4:  # a value or a key late in the file: its skeleton was seen before
+                i = rng.randrange(len(lines) // 2, len(lines))
+                if ": " in lines[i]:
+                    key, _, _ = lines[i].partition(": ")
+                    lines[i] = key + ": " + rng.choice(SCALARS) if n % 4 != 3 else (
+                        key.rsplit(" ", 1)[0] + " " + rng.choice(KEYS) + ": x")
+            else:
+                _mutate(rng, lines)
+        text = "\n".join(lines)
+        path.write_text(text)
+        mode: Mode = ("strict", "warn", "ignore")[n % 3]
+        fast, slow = _load_both(monkeypatch, [path], mode)
+        assert fast == slow, text
+        if fastyaml.documents(text) is not None:
+            loaded += not isinstance(fast, str)
+            failed += isinstance(fast, str)
+    assert loaded > 50 and failed > 50  # both sides of the line were exercised
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("cpu: 4x", "status.allocatable.cpu"),
+    ("cpu: 4\n    pods: true", "status.allocatable.pods"),
+    ("cpu: '1'\n    pods: [1]", "status.allocatable.pods"),
+])
+def test_a_bad_scalar_in_a_known_skeleton_is_still_an_error(
+        tmp_path: Path, value: str, message: str) -> None:
+    """Two nodes of one skeleton: the first plans it, the second breaks the plan."""
+    node = ("---\napiVersion: v1\nkind: Node\nmetadata:\n  name: {name}\n"
+            "  labels:\n    rack: {rack}\nstatus:\n  allocatable:\n    {value}\n")
+    good = node.format(name="a", rack="r1", value="cpu: '4'\n    pods: '9'")
+    path = tmp_path / "nodes.yaml"
+    path.write_text(good + node.format(name="b", rack="r2", value=value))
+    with pytest.raises(InputError, match=re.escape(message)) as caught:
+        load([path])
+    assert "[doc 1]: Node/b" in str(caught.value)
+    path.write_text(good + node.format(name="b", rack="-bad-", value="cpu: '4'\n    pods: '9'"))
+    with pytest.raises(InputError, match=r"metadata\.labels\.rack"):
+        load([path])

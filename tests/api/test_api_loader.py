@@ -404,3 +404,40 @@ def test_package_exports_the_composed_load() -> None:
     from gangsched.frontends import load as composed
 
     assert gangsched.load is composed
+
+
+@pytest.mark.parametrize("text", [
+    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations:\n    a: null\n"
+    "spec:\n  containers: []\n",
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {a: null, b: x}}\n"
+    "spec: {containers: []}\n",
+], ids=["block", "flow"])
+def test_a_null_annotation_is_the_empty_string(write_yaml: WriteYaml, text: str) -> None:
+    """JSON/YAML null in a map[string]string decodes as "" (it crashed the check)."""
+    [pod] = load([write_yaml(text)]).pods
+    assert pod.annotations["a"] == ""
+
+
+def test_a_load_leaves_the_garbage_collector_as_it_found_it(
+        write_yaml: WriteYaml, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Collection is off while a file is read and back on after, also after an error;
+    only a large load (FREEZE_AFTER new objects) freezes what it built."""
+    import gc
+
+    from gangsched.api import loader
+
+    good = write_yaml("apiVersion: v1\nkind: Node\nmetadata: {name: n}\n", "good.yaml")
+    bad = write_yaml("apiVersion: v1\nkind: Node\nmetadata: {name: [n]}\n", "bad.yaml")
+    frozen = gc.get_freeze_count()
+    assert gc.isenabled()
+    load([good])
+    with pytest.raises(InputError):
+        load([bad])
+    assert gc.isenabled() and gc.get_freeze_count() == frozen
+    monkeypatch.setattr(loader, "FREEZE_AFTER", 1)
+    try:
+        [node] = load([good]).nodes
+        assert gc.isenabled() and gc.get_freeze_count() > frozen
+        assert node.name == "n"
+    finally:
+        gc.unfreeze()

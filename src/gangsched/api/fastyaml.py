@@ -278,10 +278,10 @@ def _expression(template: Any) -> str:
     return "None" if template is _T_NONE else "{}" if template is _T_MAP else "[]"
 
 
-def _document(skeleton: tuple[int, ...], lines: list[str]) -> Any:
+def _document(skeleton: tuple[int, ...], values: list[Any]) -> Any:
     build = _compiled.get(skeleton)
     if build is not None:
-        return build(list(map(_line_value.__getitem__, lines)))
+        return build(values)
     template = _templates.get(skeleton, _BAIL_MARK)
     if template is _BAIL_MARK:
         template = _template(skeleton)
@@ -291,16 +291,40 @@ def _document(skeleton: tuple[int, ...], lines: list[str]) -> Any:
     elif len(skeleton) <= MAX_COMPILED_LINES and len(_compiled) < _CACHE_LIMIT // 100:
         build = eval(compile("lambda v: " + _expression(template), "<fastyaml>", "eval"))
         _compiled[skeleton] = build
-        return build(list(map(_line_value.__getitem__, lines)))
-    return _fill(template, list(map(_line_value.__getitem__, lines)))
+        return build(values)
+    return _fill(template, values)
 
 
 _BAIL_MARK = object()
+
+# What a template holds besides mappings, lists and scalars (the index of their line in
+# the document, an int): for a checker of documents against a schema (the loader's).
+NULL, EMPTY_MAP, EMPTY_LIST = _T_NONE, _T_MAP, _T_SEQ
+
+
+def template(skeleton: tuple[int, ...]) -> Any:
+    """The template of a skeleton :func:`checked_documents` handed to its judge: the
+    document with each scalar replaced by the index of its line (into the values the
+    judge gets), ``{}``/``[]`` as EMPTY_MAP/EMPTY_LIST, and nulls as NULL."""
+    found = _templates.get(skeleton, _BAIL_MARK)
+    return _template(skeleton) if found is _BAIL_MARK else found
+
+
+Judge = Callable[[Any, tuple[int, ...], list[Any]], bool]
+"""``judge(document, skeleton, values)``: whether a document is known good (say, it
+passes a schema); documents with one skeleton differ only in their scalar ``values``."""
 
 
 def documents(text: str) -> list[Any] | None:
     """The documents of ``text`` (``None`` for an empty one), or ``None`` when the text
     is not plain block YAML (then parse it the reference way)."""
+    found = checked_documents(text, None)
+    return None if found is None else found[0]
+
+
+def checked_documents(text: str, judge: Judge | None) -> tuple[list[Any], list[bool]] | None:
+    """:func:`documents`, and for each whether ``judge`` found it good (False without a
+    judge)."""
     if _UNSAFE_TEXT.search(text) is not None:
         return None
     if len(_line_shape) >= _CACHE_LIMIT:  # bounded memory; never cleared while reading
@@ -310,12 +334,17 @@ def documents(text: str) -> list[Any] | None:
     try:
         shapes = _shapes_of(lines)
         docs: list[Any] = []
+        good: list[bool] = []
+        value_of = _line_value.__getitem__
         start, started = 0, False
         for end in [i for i, sid in enumerate(shapes) if sid == _DOC] + [len(lines)]:
             skeleton = tuple(shapes[start:end])
             if started or any(skeleton):  # content before the first "---" is a document
-                docs.append(_document(skeleton, lines[start:end]))
+                values = list(map(value_of, lines[start:end]))
+                doc = _document(skeleton, values)
+                docs.append(doc)
+                good.append(judge is not None and judge(doc, skeleton, values))
             start, started = end + 1, True
-        return docs
+        return docs, good
     except _Bail:
         return None

@@ -9,7 +9,6 @@ object (``spec.containers[0].resources.requests.cpu``) and, for whole objects, w
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -169,6 +168,8 @@ def check_annotations(annotations: Mapping[str, str], field: str) -> None:
     """Annotation keys are qualified names (case aside); all of them at most 256 KiB."""
     total = 0
     for key, value in annotations.items():
+        if value is None:
+            value = ""  # null decodes as the empty string
         problems = names.qualified_name(key.lower())
         if problems:
             raise InputError(f"invalid annotation key {key!r}: {names.first(problems)}",
@@ -405,8 +406,14 @@ def parse_tolerations(obj: object, field: str) -> tuple[Toleration, ...]:
     return tuple(_parse_toleration(item, path) for item, path in mappings(obj, field))
 
 
+_NO_REQUIREMENTS = NodeRequirements()
+
+
 def parse_node_requirements(spec: Mapping[str, Any], field: str) -> NodeRequirements:
     """nodeSelector, required node affinity and tolerations of a pod spec."""
+    if (spec.get("nodeSelector") is None and spec.get("affinity") is None
+            and spec.get("tolerations") is None):
+        return _NO_REQUIREMENTS  # most pods: a value, shared
     selector = as_str_map(spec.get("nodeSelector"), _join(field, "nodeSelector"))
     check_labels(selector, _join(field, "nodeSelector"))
     affinity_field = _join(field, "affinity")
@@ -480,6 +487,73 @@ def _container_requests(container: Mapping[str, Any], field: str,
     return requests
 
 
+def _quantities_key(value: object) -> tuple[tuple[str, str], ...] | bool | None:
+    """A requests/limits map as a hashable key: None when absent, False when it is not a
+    plain mapping of strings (then it is not remembered)."""
+    if value is None:
+        return None
+    if type(value) is not dict:
+        return False
+    for raw in value.values():
+        if type(raw) is not str:
+            return False
+    return tuple(value.items())
+
+
+def _block_key(block: object) -> object:
+    """A ``resources`` block as a hashable key of what :func:`pod_requests` reads of it
+    (False: not remembered)."""
+    if block is None:
+        return None
+    if type(block) is not dict:
+        return False
+    requests = _quantities_key(block.get("requests"))
+    limits = _quantities_key(block.get("limits"))
+    if requests is False or limits is False:
+        return False
+    return (requests, limits)
+
+
+def _requests_key(spec: Mapping[str, Any]) -> tuple[object, ...] | None:
+    """Everything :func:`pod_requests` reads of ``spec``, as a hashable key; None when
+    some part is not plain (then the spec is read the long way, and any error raised)."""
+    if type(spec) is not dict:
+        return None
+    containers = spec.get("containers")
+    if type(containers) is not list:
+        return None
+    parts: list[object] = []
+    for container in containers:
+        if type(container) is not dict:
+            return None
+        block = _block_key(container.get("resources"))
+        if block is False:
+            return None
+        parts.append(block)
+    inits = spec.get("initContainers")
+    if inits is not None:
+        if type(inits) is not list:
+            return None
+        parts.append(len(inits))  # where the init containers start
+        for container in inits:
+            if type(container) is not dict:
+                return None
+            block = _block_key(container.get("resources"))
+            policy = container.get("restartPolicy")
+            if block is False or (policy is not None and type(policy) is not str):
+                return None
+            parts.append((block, policy))
+    pod_level = _block_key(spec.get("resources"))
+    overhead = _quantities_key(spec.get("overhead"))
+    if pod_level is False or overhead is False:
+        return None
+    return (len(containers), *parts, pod_level, overhead)
+
+
+_REQUESTS_SEEN: dict[tuple[object, ...], tuple[Resources, tuple[str, ...]]] = {}
+_REQUESTS_SEEN_MAX = 4096
+
+
 def pod_requests(spec: Mapping[str, Any], field: str,
                  from_limits: set[str] | None = None) -> Resources:
     """The effective request of a pod spec, as kube-scheduler computes it
@@ -488,7 +562,28 @@ def pod_requests(spec: Mapping[str, Any], field: str,
     ``field`` is the path of the spec (``spec`` or ``spec.template.spec``). The resources
     whose request some container (or the pod-level ``resources``) states only through
     its limit (requests default to limits) are added to ``from_limits``.
+
+    Pods in bulk repeat a few specs: the result for a spec of plain string quantities is
+    remembered, keyed by everything read here (a spec that fails is never remembered,
+    so it fails again with its error).
     """
+    key = _requests_key(spec)
+    if key is not None:
+        known = _REQUESTS_SEEN.get(key)
+        if known is None:
+            defaulted: set[str] = set()
+            known = (_pod_requests(spec, field, defaulted), tuple(sorted(defaulted)))
+            if len(_REQUESTS_SEEN) >= _REQUESTS_SEEN_MAX:
+                _REQUESTS_SEEN.clear()
+            _REQUESTS_SEEN[key] = known
+        if from_limits is not None:
+            from_limits.update(known[1])
+        return dict(known[0])
+    return _pod_requests(spec, field, from_limits)
+
+
+def _pod_requests(spec: Mapping[str, Any], field: str,
+                  from_limits: set[str] | None) -> Resources:
     total: dict[str, int] = {}
     defaulted: set[str] | None = None if from_limits is None else set()
     for container, path in mappings(spec.get("containers"), _join(field, "containers")):
@@ -548,21 +643,21 @@ class PodTemplate:
 
     def make_pod(self, name: str, namespace: str = "default", **overrides: Any) -> Pod:
         """A Pod from this template (dicts copied); ``overrides`` set other Pod fields."""
-        pod = Pod(
-            name=name,
-            namespace=namespace,
-            labels=dict(self.labels),
-            annotations=dict(self.annotations),
-            scheduler_name=self.scheduler_name,
-            priority=self.priority,
-            priority_class_name=self.priority_class_name,
-            requests=dict(self.requests),
-            requirements=self.requirements,
-            workload_group=self.workload_group,
-            active_deadline=self.active_deadline,
-            from_limits=self.from_limits,
-        )
-        return dataclasses.replace(pod, **overrides) if overrides else pod
+        fields: dict[str, Any] = {
+            "labels": dict(self.labels),
+            "annotations": dict(self.annotations),
+            "scheduler_name": self.scheduler_name,
+            "priority": self.priority,
+            "priority_class_name": self.priority_class_name,
+            "requests": dict(self.requests),
+            "requirements": self.requirements,
+            "workload_group": self.workload_group,
+            "active_deadline": self.active_deadline,
+            "from_limits": self.from_limits,
+        }
+        if overrides:
+            fields.update(overrides)
+        return Pod(name, namespace, **fields)
 
 
 _INT32 = (-(2**31), 2**31 - 1)
@@ -661,8 +756,65 @@ def _node_allocatable(status: Mapping[str, Any]) -> Resources:
     return resources
 
 
+def _plain_node(obj: Mapping[str, Any]) -> Node | None:
+    """The Node :func:`parse_node` would return, for a node of plain dicts, strings and
+    no taints (a cluster's nodes in bulk); None for anything else, which the long way
+    then reads (and raises its error for)."""
+    if type(obj) is not dict:
+        return None
+    meta, spec, status = obj.get("metadata"), obj.get("spec"), obj.get("status")
+    if type(meta) is not dict or (spec is not None and type(spec) is not dict):
+        return None
+    name, labels = meta.get("name"), meta.get("labels")
+    if type(name) is not str or not name:
+        return None
+    if labels is None:
+        labels = {}
+    elif type(labels) is dict and all(
+            type(k) is str and k and type(v) is str for k, v in labels.items()):
+        labels = dict(labels)
+    else:
+        return None
+    unschedulable = False
+    if spec:
+        flag = spec.get("unschedulable")
+        if spec.get("taints") or (flag is not None and type(flag) is not bool):
+            return None
+        unschedulable = bool(flag)
+    if status is None:
+        status = {}
+    elif type(status) is not dict:
+        return None
+    ready = True
+    conditions = status.get("conditions")
+    if conditions is not None:
+        if type(conditions) is not list:
+            return None
+        for item in conditions:
+            if type(item) is not dict:
+                return None
+            kind = item.get("type")
+            if kind is not None and type(kind) is not str:
+                return None
+            if kind == "Ready":
+                state = item.get("status")
+                if state is not None and type(state) is not str:
+                    return None
+                ready = state == "True"
+    key = "allocatable" if status.get("allocatable") is not None else "capacity"
+    try:
+        allocatable = parse_resources(status.get(key), f"status.{key}")
+    except InputError:
+        return None
+    allocatable.setdefault("pods", DEFAULT_MAX_PODS)
+    return Node(name, labels, (), allocatable, unschedulable, ready)
+
+
 def parse_node(obj: Mapping[str, Any]) -> Node:
     """A ``v1`` Node."""
+    plain = _plain_node(obj)
+    if plain is not None:
+        return plain
     name = object_name(obj, "Node")
     with about(f"Node/{name}"):
         meta = as_mapping(obj.get("metadata"), "metadata")

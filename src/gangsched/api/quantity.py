@@ -250,6 +250,26 @@ def parse_resources(mapping: object, field: str) -> dict[str, int]:
     """
     if mapping is None:
         return {}
+    if type(mapping) is dict and all(type(raw) is str for raw in mapping.values()):
+        # the same few maps repeat: their parse is remembered (string quantities only:
+        # a bool would hash as an int, a list not at all)
+        key = tuple(mapping.items())
+        known = _RESOURCES_SEEN.get(key)
+        if known is not None:
+            return dict(known)
+        result = _parse_resources(mapping, field)
+        if len(_RESOURCES_SEEN) >= _RESOURCES_SEEN_MAX:
+            _RESOURCES_SEEN.clear()
+        _RESOURCES_SEEN[key] = dict(result)
+        return result
+    return _parse_resources(mapping, field)
+
+
+_RESOURCES_SEEN: dict[tuple[tuple[object, object], ...], dict[str, int]] = {}
+_RESOURCES_SEEN_MAX = 4096
+
+
+def _parse_resources(mapping: object, field: str) -> dict[str, int]:
     if not isinstance(mapping, Mapping):
         raise InputError(
             f"must be a mapping of resource name to quantity, not a {type(mapping).__name__}",
