@@ -61,9 +61,10 @@ def random_cluster(rng: np.random.Generator) -> ClusterState:
 
 
 def random_unit(rng: np.random.Generator, i: int) -> Group:
-    """Mostly the fast shape (replicas of one pod kind under at most one required level),
-    sometimes just outside it (a preferred constraint, a minimum below the size, mixed
-    kinds, a per-node cap, a selector)."""
+    """Mostly the fast shape (replicas of one pod kind under at most one required level,
+    each replica group perhaps requiring a level of its own), sometimes just outside it
+    (a preferred constraint, a minimum below the size, mixed kinds, a per-node cap, a
+    selector, replicas on different levels)."""
     p = f"u{i}"
     gpu = int(rng.choice([0, 1, 2, 4, 8]))
     cpu = int(rng.choice([500, 1000, 4000]))
@@ -72,6 +73,9 @@ def random_unit(rng: np.random.Generator, i: int) -> Group:
     nested = rng.random() < 0.5
     odd = rng.random() < 0.25
     vary = rng.random() < 0.4  # replicas of different sizes: the largest goes first
+    keys = ["", "zone", "block", "rack", "host"]
+    kid_key = keys[int(rng.integers(len(keys)))] if nested and rng.random() < 0.6 else ""
+    kid_topo = (Constraint(LEVEL_KEYS[kid_key]),) if kid_key else ()
     kids: list[Group | PodSet] = []
     for k in range(reps):
         n = pods + (int(rng.integers(0, 3)) if vary else 0)
@@ -84,8 +88,10 @@ def random_unit(rng: np.random.Generator, i: int) -> Group:
             ps.requests = {**ps.requests, "cpu": cpu * 2}
         if odd and rng.random() < 0.1:
             ps.requirements = NodeRequirements(node_selector=(("gangsched.io/rack", "r0"),))
-        kids.append(Group(f"r{k}", f"{p}/r{k}", [ps], min_groups=1) if nested else ps)
-    keys = ["", "zone", "block", "rack", "host"]
+        if odd and kid_topo and rng.random() < 0.2:  # replicas on different levels
+            kid_topo = (Constraint(LEVEL_KEYS["zone"]),)
+        kids.append(Group(f"r{k}", f"{p}/r{k}", [ps], min_groups=1, topology=kid_topo)
+                    if nested else ps)
     key = keys[int(rng.integers(len(keys)))]
     topo: tuple[Constraint, ...] = ()
     if key:
@@ -102,7 +108,7 @@ def decided(d: object) -> dict[str, object]:
     return out
 
 
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", range(100))
 def test_fast_path_decides_as_the_generic_search(seed: int) -> None:
     rng = np.random.default_rng(seed)
     base = random_cluster(rng)

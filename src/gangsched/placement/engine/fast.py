@@ -1,36 +1,40 @@
 """The fast path: the common shapes decided without the generic search machinery.
 
-A unit of the shape most workloads have (a root Group under at most one required level of
-the chain, whose children are identical replicas: pod sets, or groups of one pod set,
-every pod required, one pod shape, no per-node caps, no exclusive domains, nothing
-pinned) is decided here in a handful of numpy calls on the cached capacities, with the
-same result as the generic search (:mod:`.attempts`), decision for decision:
+A unit of the shape most workloads have is decided here in a handful of numpy calls on
+the cached capacities, with the same result as the generic search (:mod:`.attempts`),
+decision for decision. The shape: a root Group under at most one required level of the
+chain, whose children are identical replicas, every pod required: pod sets, or groups of
+one pod set that may each require one level of their own (the same for all, no wider
+than the root's); one pod shape and node requirements, no per-node caps, nothing pinned,
+no exclusive domains, no preferred constraints.
 
 - Nothing to choose between attempts: the minimum is the whole unit (no raised trees),
-  and the capacity bound is exact for identical pods without caps (a domain whose summed
-  capacity holds the pods takes them, sibling after sibling), so the packed attempt's
-  first candidate wins, and no ranking dry runs happen (the unit is ``simple``).
-- The candidate is the generic one: tier by tier (the narrowest level first with
-  ``Options.narrow``, up to the required level; the whole cluster last when nothing is
+  nothing wants extras (so no ranking dry runs), and the capacity bound is exact for
+  identical pods without caps (a domain whose summed capacity holds the pods takes them),
+  so the packed attempt's first candidate at each node of the tree is the one placed.
+- A candidate is the generic one: tier by tier (the narrowest level first with
+  ``Options.narrow``, up to the required level; the whole scope last when nothing is
   required), the domain whose capacity covers the pods with the least slack, the lowest
   index among equals. A tier no domain of which could hold the pods even empty
   (:meth:`ClusterState.domain_bound`) is skipped without looking at its domains.
-- Inside it each replica in placement order (largest first, then as listed) takes its
-  nodes by :func:`.pods.choose`, exactly as :class:`.pods.Pods` would, on a local copy
-  of the scope's capacity (a pod of one shape lowers a node's fit count by one, and its
-  rack's room by one).
+- Inside the root's domain, each replica in placement order (largest first, then as
+  listed) takes its domain the same way and its nodes by :func:`.pods.choose`, exactly as
+  :class:`.pods.Pods` would, on local copies of the capacities (:class:`_Scope`).
 - The decision value (assignments, per-group outcomes, dry runs) is built as
   :func:`.attempts._decision` builds it.
 
-Anything else, and any unit that does not fit (its rejection is explained by the generic
-search), returns None: the caller runs the generic search. ``Options.fast=False`` turns
-this path off; the tests check both agree on random clusters and units.
+Anything else returns None and the caller runs the generic search: other shapes, a unit
+that does not fit (the generic search explains why), and a replica that finds no domain
+in the root's first candidate (the generic search backtracks over earlier replicas and
+tries the root's other candidates). ``Options.fast=False`` turns this path off; the tests
+check both agree on random clusters and units.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from gangsched.api.types import NodeRequirements
 from gangsched.cluster.state import BIG, ClusterState, Shape, _Entry
 from gangsched.cluster.topology import HOSTNAME, Level, Topology
 from gangsched.gang import Group, PodSet
@@ -39,20 +43,40 @@ from gangsched.placement.engine.options import Options
 from gangsched.placement.engine.pods import choose
 
 
-def _replica_sets(unit: Group) -> list[PodSet] | None:
-    """The unit's pod sets, one per child, when every child is a required replica of
-    the fast shape; None otherwise."""
+def _required(node: Group, state: ClusterState) -> tuple[bool, str | None]:
+    """(served, key): whether the node's constraints are at most one plain required key of
+    the chain (not pinned, not exclusive), and that key."""
+    if not node.topology:
+        return True, None
+    if len(node.topology) > 1:
+        return False, None
+    con = node.topology[0]
+    if (con.mode != "required" or con.value is not None or con.exclusive is not None
+            or not state.topology.nested(con.key)):
+        return False, None
+    return True, con.key
+
+
+def _replica_sets(unit: Group, state: ClusterState
+                  ) -> tuple[list[PodSet], str | None] | None:
+    """The unit's pod sets, one per child, and the key every replica group requires
+    (None: none), when every child is a required replica of the fast shape; None
+    otherwise."""
     kids = unit.children
     if not kids or unit.min_groups != len(kids):
         return None
     sets: list[PodSet] = []
+    keys: set[str | None] = set()
     for ch in kids:
         if isinstance(ch, PodSet):
             ps = ch
+            keys.add(None)
         else:
-            if (ch.topology or ch.max_pods_per_node is not None or ch.held_per_node
+            ok, key = _required(ch, state)
+            if (not ok or ch.max_pods_per_node is not None or ch.held_per_node
                     or ch.min_groups != 1 or len(ch.children) != 1):
                 return None
+            keys.add(key)
             ps = ch.children[0]  # type: ignore[assignment]
             if not isinstance(ps, PodSet) or ch.min_pods > len(ps.pods):
                 return None
@@ -60,11 +84,13 @@ def _replica_sets(unit: Group) -> list[PodSet] | None:
                 or not ps.pods or ps.min_pods != len(ps.pods)):
             return None
         sets.append(ps)
+    if len(keys) > 1:
+        return None
     first = sets[0]
     for ps in sets[1:]:
         if ps.requests != first.requests or ps.requirements != first.requirements:
             return None
-    return sets
+    return sets, next(iter(keys))
 
 
 def _tiers(state: ClusterState, key: str | None, narrow: bool
@@ -126,18 +152,15 @@ def fast_place(unit: Group | PodSet, state: ClusterState, opts: Options, minimum
             or unit.held_per_node or opts.node_order != "pack" or opts.extras_first
             or opts.domain_order != "fit"):
         return None
-    key: str | None = None
-    if unit.topology:
-        if len(unit.topology) > 1:
-            return None
-        con = unit.topology[0]
-        if (con.mode != "required" or con.value is not None or con.exclusive is not None
-                or not state.topology.nested(con.key)):
-            return None
-        key = con.key
-    sets = _replica_sets(unit)
-    if sets is None:
+    ok, key = _required(unit, state)
+    got = _replica_sets(unit, state) if ok else None
+    if got is None:
         return None
+    sets, kid_key = got
+    if kid_key is not None and key is not None:
+        topo = state.topology
+        if (topo.rank(kid_key) or 0) < (topo.rank(key) or 0):
+            return None  # a replica's level wider than the unit's
     total = sum(len(ps.pods) for ps in sets)
     if unit.min_pods > total or minimum != total:
         return None
@@ -175,20 +198,28 @@ def fast_place(unit: Group | PodSet, state: ClusterState, opts: Options, minimum
         break
     if lo < 0:
         return None  # does not fit: the generic search explains why
-    # 2. the pods: each replica in placement order (largest first, then as listed)
-    placed: list[tuple[int, np.ndarray, np.ndarray]] = []
-    if hi - lo == 1:  # one node holds them all (its fit covers the total): each set there
+    # 2. the pods: each replica in placement order (largest first, then as listed), in
+    # its own domain when it requires one
+    placed: list[Placed] = []
+    kid_tiers = _tiers(state, kid_key, opts.narrow) if kid_key is not None else None
+    if hi - lo == 1 and kid_key is None:  # one node holds them all: each set there
         node, n_sets = np.array([lo], dtype=np.int64), len(sets)
-        placed = [(i, node, np.array([len(sets[i].pods)], dtype=np.int64))
+        placed = [(i, node, np.array([len(sets[i].pods)], dtype=np.int64), None, -1)
                   for i in (range(n_sets) if n_sets == 1 else _order(sets))]
     else:
-        placed = _spread_over(sets, entry, _racks(state, opts), lo, hi)
+        inside = _Scope(state, entry, _racks(state, opts), lo, hi)
+        for i in _order(sets):
+            one = inside.replica(i, len(sets[i].pods), kid_tiers, shape, req)
+            if one is None:
+                return None  # the generic search backtracks: let it decide
+            placed.append(one)
     if commit:
         txn = state.begin()
-        for i, nodes, take in placed:
+        for i, nodes, take, _, _ in placed:
             txn.place(nodes, take, shape, tag=sets[i].path)
         txn.commit()
-    return _decision(unit, state, sets, placed, level, d, req_level, key, minimum, total)
+    return _decision(unit, state, sets, placed, (level, d, req_level, key),
+                     (kid_key, kid_tiers[1] if kid_tiers is not None else None), minimum, total)
 
 
 def _order(sets: list[PodSet]) -> list[int]:
@@ -196,69 +227,158 @@ def _order(sets: list[PodSet]) -> list[int]:
     return sorted(range(len(sets)), key=lambda i: -len(sets[i].pods))
 
 
-def _spread_over(sets: list[PodSet], entry: _Entry, racks: Level | None, lo: int, hi: int
-                 ) -> list[tuple[int, np.ndarray, np.ndarray]]:
-    """(set, nodes, pods per node) for each set in placement order inside [lo, hi), as
-    :class:`.pods.Pods` places them one after the other (on local copies of the fit
-    counts and rack rooms: each pod takes one from its node's and its rack's)."""
-    f = entry.fit[lo:hi].copy()
-    room: np.ndarray | None = None
-    dom = f
-    if racks is not None:
-        r0 = int(racks.node_domain[lo])
-        r1 = int(racks.node_domain[hi - 1]) + 1
-        room = entry.level_sums(racks)[r0:r1].copy()
-        dom = racks.node_domain[lo:hi] - r0
-    placed: list[tuple[int, np.ndarray, np.ndarray]] = []
-    for i in _order(sets):
-        count = len(sets[i].pods)
+Placed = tuple[int, np.ndarray, np.ndarray, "Level | None", int]
+"""(set, nodes, pods per node, the replica's level and domain or None and -1)."""
+
+
+class _Scope:
+    """The unit's domain [lo, hi) as the generic search sees it while it places the
+    replicas one after the other: local copies of the fit counts, of the rack rooms that
+    order equally full nodes, and of the domain sums of the replicas' levels, each taking
+    what every placed pod takes (a pod of one shape takes one from its node's fit count
+    and from the sums of the domains holding the node)."""
+
+    def __init__(self, state: ClusterState, entry: _Entry, racks: Level | None,
+                 lo: int, hi: int) -> None:
+        self.state, self.entry, self.lo, self.hi = state, entry, lo, hi
+        self.f = entry.fit[lo:hi].copy()
+        self.room: np.ndarray | None = None
+        self.dom = self.f
+        if racks is not None:
+            r0 = int(racks.node_domain[lo])
+            r1 = int(racks.node_domain[hi - 1]) + 1
+            self.room = entry.level_sums(racks)[r0:r1].copy()
+            self.dom = racks.node_domain[lo:hi] - r0
+        # level id -> (sums, node -> local domain, first domain, starts, ends, bad)
+        self.sums: dict[int, tuple[np.ndarray, np.ndarray, int, np.ndarray, np.ndarray,
+                                   np.ndarray | None]] = {}
+        self.taken: list[tuple[np.ndarray, np.ndarray]] = []  # (nodes in scope, pods)
+
+    def _level(self, lv: Level, within: Level | None
+               ) -> tuple[np.ndarray, np.ndarray, int, np.ndarray, np.ndarray, np.ndarray | None]:
+        """The level's domains inside the scope, as :meth:`.domains.Domains.nested`
+        clips and bounds them: their sums (kept up to date here), and the invalid ones."""
+        got = self.sums.get(id(lv))
+        if got is None:
+            lo, hi = self.lo, self.hi
+            d0 = int(lv.node_domain[lo])
+            d1 = int(lv.node_domain[hi - 1]) + 1
+            starts, ends = lv.starts[d0:d1], lv.ends[d0:d1]
+            if len(starts) == hi - lo:  # one node per domain: the fit counts themselves
+                sums = self.f
+            elif int(starts[0]) >= lo and int(ends[-1]) <= hi:
+                sums = self.entry.level_sums(lv)[d0:d1].copy()
+                for picks, take in self.taken:  # what the replicas placed before took
+                    np.subtract.at(sums, lv.node_domain[lo:hi][picks] - d0, take)
+            else:
+                starts, ends = np.maximum(starts, lo), np.minimum(ends, hi)
+                sums = np.add.reduceat(self.f, starts - lo)
+            bad = _invalid(self.state, lv, within)
+            if bad is not None:
+                bad = bad[(bad >= d0) & (bad < d1)] - d0
+                if not len(bad):
+                    bad = None
+            got = (sums, lv.node_domain[lo:hi] - d0, d0, starts, ends, bad)
+            self.sums[id(lv)] = got
+        return got
+
+    def replica(self, i: int, count: int,
+                tiers: tuple[list[Level | None], Level | None] | None,
+                shape: Shape, req: NodeRequirements) -> Placed | None:
+        """Place set i's ``count`` pods: in the scope, or (``tiers``: the replica's levels
+        and required level) in the first tier's tightest domain that holds them; None
+        when no domain does."""
+        lo, hi, level, d = 0, self.hi - self.lo, None, -1
+        if tiers is not None:
+            levels, kid_req = tiers
+            for lv in levels:
+                assert lv is not None
+                if self.state.domain_bound(shape, req, None, lv) < count:
+                    continue
+                sums, _, d0, starts, ends, bad = self._level(
+                    lv, kid_req if lv is not kid_req else None)
+                slack = sums - count
+                if bad is not None:
+                    slack[bad] = -1
+                j = int(slack.view(np.uint64).argmin())
+                s = int(slack[j])
+                if s < 0:
+                    continue
+                if s >= BIG:
+                    return None
+                lo, hi = int(starts[j]) - self.lo, int(ends[j]) - self.lo
+                level, d = lv, d0 + j
+                break
+            else:
+                return None
+        f = self.f[lo:hi]
         nz = np.flatnonzero(f)
         fv = f[nz]
-        rk = room[dom[nz]] if room is not None else None
+        room = self.room
+        rk = room[self.dom[lo:hi][nz]] if room is not None else None
         at, take = choose(fv, count, True, rk, None)
-        picks = nz[at]
-        f[picks] -= take
+        picks = nz[at] + lo  # into the scope
+        self.f[picks] -= take
         if room is not None:
-            np.subtract.at(room, dom[picks], take)
-        placed.append((i, picks + lo, take))
-    return placed
+            np.subtract.at(room, self.dom[picks], take)
+        for sums, node_dom, *_ in self.sums.values():
+            if sums is not self.f:
+                np.subtract.at(sums, node_dom[picks], take)
+        self.taken.append((picks, take))
+        return i, picks + self.lo, take, level, d
 
 
-def _decision(unit: Group, state: ClusterState, sets: list[PodSet],
-              placed: list[tuple[int, np.ndarray, np.ndarray]], level: Level | None, d: int,
-              req_level: Level | None, key: str | None, minimum: int, total: int) -> Decision:
+def _domain(topo: Topology, level: Level | None, d: int, req: Level | None, key: str | None
+            ) -> tuple[str | None, str | None, str | None]:
+    """(key, value, label) a placed group reports, as :func:`.attempts._outcomes`: the
+    domain it was placed in when its level is the one it asked for, else the domain of
+    its required level holding it (none without one)."""
+    if level is None:
+        return None, None, None
+    if level.key == key:
+        return level.key, level.values[d], topo.domain_path(level, d)
+    if req is None:
+        return None, None, None
+    rd = int(req.node_domain[int(level.starts[d])])
+    return req.key, req.values[rd], topo.domain_path(req, rd)
+
+
+def _decision(unit: Group, state: ClusterState, sets: list[PodSet], placed: list[Placed],
+              where: tuple[Level | None, int, Level | None, str | None],
+              kid: tuple[str | None, Level | None], minimum: int, total: int) -> Decision:
     """The decision value, as the generic path builds it."""
     topo = state.topology
     assignments: dict[str, str] = {}
-    for i, nodes, take in placed:
+    by_set: dict[int, Placed] = {}
+    for one in placed:
+        i, nodes, take = one[0], one[1], one[2]
+        by_set[i] = one
         pods = sets[i].pods
         if len(nodes) == 1:
             assignments.update(dict.fromkeys(pods, topo.names[int(nodes[0])]))
         else:  # pods in order, node after node
-            where = np.repeat(topo.name_array[nodes], take).tolist()
-            assignments.update(zip(pods, where, strict=True))
-    dkey = dval = label = None
-    if level is not None:
-        if level.key == key:
-            dkey, dval, label = level.key, level.values[d], topo.domain_path(level, d)
-        elif req_level is not None:  # placed narrower than asked: report the asked domain
-            rd = int(req_level.node_domain[int(level.starts[d])])
-            dkey, dval = req_level.key, req_level.values[rd]
-            label = topo.domain_path(req_level, rd)
+            names = np.repeat(topo.name_array[nodes], take).tolist()
+            assignments.update(zip(pods, names, strict=True))
+    level, d, req_level, key = where
+    dkey, dval, label = _domain(topo, level, d, req_level, key)
     kids = unit.children
     groups = [GroupOutcome(
         path=unit.path, kind="Group", placed_pods=total, min_pods=unit.min_pods,
         size=total, satisfied_children=len(kids), min_groups=unit.min_groups,
         children=len(kids), domain=label, satisfied=True, domain_key=dkey, domain_value=dval,
     )]
+    kid_key, kid_req = kid
     dry_runs = 1
-    for ch, ps in zip(kids, sets, strict=True):
+    for i, (ch, ps) in enumerate(zip(kids, sets, strict=True)):
         n = len(ps.pods)
         if ch is not ps:
             assert isinstance(ch, Group)
+            _, _, _, klevel, kd = by_set[i]
+            ckey, cval, clabel = _domain(topo, klevel, kd, kid_req, kid_key)
             groups.append(GroupOutcome(
                 path=ch.path, kind="Group", placed_pods=n, min_pods=ch.min_pods, size=n,
-                satisfied_children=1, min_groups=ch.min_groups, children=1, satisfied=True))
+                satisfied_children=1, min_groups=ch.min_groups, children=1, domain=clabel,
+                satisfied=True, domain_key=ckey, domain_value=cval))
             dry_runs += 1
         groups.append(GroupOutcome(path=ps.path, kind="PodSet", placed_pods=n,
                                    min_pods=ps.min_pods, size=n, satisfied=True))
@@ -268,4 +388,4 @@ def _decision(unit: Group, state: ClusterState, sets: list[PodSet],
                     dry_runs=dry_runs)
 
 
-__all__ = ["Shape", "fast_place"]
+__all__ = ["fast_place"]
