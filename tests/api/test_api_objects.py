@@ -832,3 +832,112 @@ def test_the_active_deadline_is_read() -> None:
 def test_a_bad_active_deadline_is_rejected(value: object) -> None:
     with pytest.raises(InputError, match=r"Pod/p: spec\.activeDeadlineSeconds: must be"):
         parse_pod(pod_obj(activeDeadlineSeconds=value))
+
+
+# -- the plain fast paths read exactly as the long way ----------------------------------------
+
+PLAIN_BASES: list[dict[str, Any]] = [
+    pod_obj(schedulerName="gangsched", schedulingGroup={"podGroupName": "g"},
+            containers=[container({"cpu": "100m", "memory": "100Mi"})]),
+    {"apiVersion": "v1", "kind": "Pod",
+     "metadata": {"name": "p", "namespace": "ns", "uid": "u-1",
+                  "labels": {"app": "x", "example.com/role": "r"},
+                  "annotations": {"note": "n", "scheduling.k8s.io/group-name": "g"}},
+     "spec": {"nodeName": "n1", "priority": 5, "priorityClassName": "high",
+              "activeDeadlineSeconds": 60, "nodeSelector": {"zone": "a"},
+              "tolerations": [{"key": "gpu", "operator": "Exists"}],
+              "initContainers": [container({"cpu": "1"}, restartPolicy="Always")],
+              "containers": [container({"cpu": "1"}, limits={"nvidia.com/gpu": "2"}),
+                             container(limits={"memory": "1Gi"})],
+              "resources": {"limits": {"cpu": "4"}}, "overhead": {"cpu": "10m"}}},
+    node_obj(metadata={"name": "n1", "labels": {"rack": "r1", "kubernetes.io/hostname": "n1"}},
+             spec={"unschedulable": False},
+             status={"allocatable": {"cpu": "4", "memory": "32Gi", "pods": "110"},
+                     "capacity": {"cpu": "4"},
+                     "conditions": [{"type": "MemoryPressure", "status": "False"},
+                                    {"type": "Ready", "status": "True"}]}),
+]
+ODD_VALUES: list[Any] = [None, "", "x", "-1", "0", "1", "2147483648", 0, 1, -1, 2**31, True,
+                         False, 1.5, [], {}, ["x"], {"k": "v"}, {"cpu": "1"}, "Bad_Name",
+                         "a" * 64, "a/b", "1Gi", "100m", "Always", "Never", "Ready", "True"]
+
+
+PLAIN_FIELDS = ["priority", "schedulingGroup", "schedulerName", "priorityClassName",
+                "activeDeadlineSeconds", "nodeName", "labels", "annotations", "name",
+                "namespace", "uid", "unschedulable", "taints", "nodeSelector", "affinity",
+                "tolerations", "containers", "initContainers", "resources", "overhead"]
+
+
+def _paths(obj: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = [at]
+    if isinstance(obj, dict):
+        for key, item in obj.items():
+            found += _paths(item, (*at, key))
+    elif isinstance(obj, list):
+        for i, item in enumerate(obj):
+            found += _paths(item, (*at, i))
+    return found
+
+
+def _mutated(rng: Any, obj: dict[str, Any]) -> dict[str, Any]:
+    import copy
+
+    out = copy.deepcopy(obj)
+    for _ in range(rng.randint(1, 2)):
+        if rng.random() < 0.3:  # a field the shortcuts read, set to an odd value
+            part = out.setdefault(rng.choice(["spec", "metadata"]), {})
+            if isinstance(part, dict):
+                part[rng.choice(PLAIN_FIELDS)] = copy.deepcopy(rng.choice(ODD_VALUES))
+                continue
+        path = rng.choice(_paths(out)[1:])
+        parent = out
+        for step in path[:-1]:
+            parent = parent[step]
+        if rng.random() < 0.15 and isinstance(parent, dict):
+            del parent[path[-1]]
+        elif rng.random() < 0.15 and isinstance(parent, dict):
+            parent[rng.choice(["nodeName", "uid", "namespace", "limits", "requests", "labels",
+                               "activeDeadlineSeconds", "priority", "x"])] = copy.deepcopy(
+                rng.choice(ODD_VALUES))
+        else:
+            parent[path[-1]] = copy.deepcopy(rng.choice(ODD_VALUES))
+    return out
+
+
+def _outcome(parse: Any, obj: Any) -> str:
+    try:
+        return repr(parse(obj))
+    except InputError as err:
+        return f"error: {err}"
+
+
+def test_the_plain_paths_read_as_the_long_way(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nodes, Pods and templates of plain dicts are read by shortcuts; on a thousand
+    mutations (wrong types, odd values, missing and extra keys) they give the same value
+    or the same error as the general code."""
+    import random
+
+    from gangsched.api import objects
+
+    rng = random.Random("gangsched-plain")
+    parsers = [
+        ("pod", parse_pod),
+        ("node", parse_node),
+        ("template", lambda obj: parse_pod_template(obj, "spec.template")),
+    ]
+    seen = {"value": 0, "error": 0}
+    for n in range(2400):
+        base = PLAIN_BASES[n % len(PLAIN_BASES)]
+        obj = base if n < len(PLAIN_BASES) else _mutated(rng, base)
+        for name, parse in parsers:
+            if (name == "node") != (base["kind"] == "Node"):
+                continue
+            fast = _outcome(parse, obj)
+            with monkeypatch.context() as m:
+                for shortcut in ("_plain_pod", "_plain_template", "_plain_node",
+                                 "_requests_key"):
+                    m.setattr(objects, shortcut, lambda *args: None)
+                slow = _outcome(parse, obj)
+            assert fast == slow, (name, obj)
+            seen["error" if fast.startswith("error") else "value"] += 1
+    assert seen["value"] > 300 and seen["error"] > 300

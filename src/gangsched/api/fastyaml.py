@@ -123,8 +123,23 @@ _line_shape: dict[str, int] = {}
 _line_value: dict[str, Any] = {}
 
 
+# Lines that differ only in a word after "key: " (names, mostly) are read by their
+# prefix: a prefix is remembered from a line the full pattern read as a plain key, ": "
+# and a plain scalar, and a line with that prefix and a word (which the full pattern
+# reads as that plain scalar too) gets the same shape.
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]*")
+_prefix_shape: dict[str, int] = {}
+
+
 def _read_line(line: str) -> None:
     """Put ``line``'s shape and value in the caches, or raise _Bail."""
+    cut = line.find(": ")
+    if cut > 0:
+        sid = _prefix_shape.get(line[:cut + 2], -1)
+        if sid >= 0 and len(line) <= MAX_LINE and _WORD.fullmatch(line, cut + 2):
+            _line_value[line] = _plain(line[cut + 2:])
+            _line_shape[line] = sid
+            return
     match = _LINE.fullmatch(line) if len(line) <= MAX_LINE else None
     if match is None:
         raise _Bail
@@ -162,6 +177,9 @@ def _read_line(line: str) -> None:
                 raise _Bail  # (never in practice) too many shapes to number
             sid = _shape_ids[shape] = len(_shapes)
             _shapes.append(shape)
+        if (kind == _SCALAR and key is not None and match.end("key") == cut
+                and match.start("val") == cut + 2 and _WORD.fullmatch(val)):
+            _prefix_shape[line[:cut + 2]] = sid
     _line_shape[line] = sid
     _line_value[line] = value
 
@@ -330,6 +348,7 @@ def checked_documents(text: str, judge: Judge | None) -> tuple[list[Any], list[b
     if len(_line_shape) >= _CACHE_LIMIT:  # bounded memory; never cleared while reading
         _line_shape.clear()
         _line_value.clear()
+        _prefix_shape.clear()
     lines = text.split("\n")
     try:
         shapes = _shapes_of(lines)

@@ -458,19 +458,47 @@ def _scalar_ok(scalar: Any) -> Callable[[object], bool]:
     return ok
 
 
+def _picker(indices: list[int]) -> Callable[[list[Any]], tuple[Any, ...]]:
+    """The values at ``indices`` of a list, as a tuple (in C, by operator.itemgetter)."""
+    if len(indices) == 1:
+        index = indices[0]
+        return lambda values: (values[index],)
+    return operator.itemgetter(*indices)
+
+
+_KNOWN_GOOD_MAX = 100_000  # strings remembered per predicate; then forgotten
+
+
 @dataclass(frozen=True)
 class _Plan:
     """What the scalars of a skeleton's documents must be for the schema to pass them:
-    the values at ``strings`` strings (or null), each (index, predicate) of ``steps``
-    true."""
+    the values ``strings`` picks are strings (or null), and those each group picks pass
+    its predicate (string values that passed are remembered per predicate)."""
 
     strings: Callable[[list[Any]], tuple[Any, ...]] | None
-    steps: tuple[tuple[int, Callable[[object], bool]], ...]
+    groups: tuple[tuple[Callable[[list[Any]], tuple[Any, ...]], Callable[[object], bool],
+                        set[str]], ...]
 
     def passes(self, values: list[Any]) -> bool:
         if self.strings is not None and not set(map(type, self.strings(values))) <= _STRINGS:
             return False
-        return all(ok(values[i]) for i, ok in self.steps)
+        for pick, ok, known in self.groups:
+            picked = pick(values)
+            if known.issuperset(picked):  # only strings are known: 1 is not "1"
+                continue
+            for value in picked:
+                if type(value) is str and value in known:
+                    continue
+                if not ok(value):
+                    return False
+                if type(value) is str:
+                    if len(known) >= _KNOWN_GOOD_MAX:
+                        known.clear()
+                    known.add(value)
+        return True
+
+
+_KNOWN_GOOD: dict[Callable[[object], bool], set[str]] = {}
 
 
 class _NoPlan(Exception):
@@ -560,9 +588,12 @@ def _plan(template: Any, root: Any) -> _Plan | None:
         walk(template, root)
     except _NoPlan:
         return None
-    picks = operator.itemgetter(*strings) if len(strings) > 1 else (
-        (lambda values, i=strings[0]: (values[i],)) if strings else None)
-    return _Plan(picks, tuple(steps))
+    by_predicate: dict[Callable[[object], bool], list[int]] = {}
+    for index, ok in steps:
+        by_predicate.setdefault(ok, []).append(index)
+    groups = tuple((_picker(indices), ok, _KNOWN_GOOD.setdefault(ok, set()))
+                   for ok, indices in by_predicate.items())
+    return _Plan(_picker(strings) if strings else None, groups)
 
 
 class _Judge:

@@ -678,8 +678,72 @@ def active_deadline(spec: Mapping[str, Any], field: str) -> int | None:
     return seconds
 
 
+def _plain_labels(value: object, annotations: bool = False) -> dict[str, str] | None:
+    """Labels (or annotations) of plain strings that pass their checks, copied; None for
+    anything else (the long way then explains it)."""
+    if value is None:
+        return {}
+    if type(value) is not dict:
+        return None
+    for key, item in value.items():
+        if type(key) is not str or not key or type(item) is not str:
+            return None
+        if not annotations and not (names.is_qualified_name(key)
+                                    and names.is_label_value(item)):
+            return None
+    if annotations and value:
+        try:
+            check_annotations(value, "")
+        except InputError:
+            return None
+    return dict(value)
+
+
+def _plain_template(template: object) -> PodTemplate | None:
+    """The PodTemplate :func:`parse_pod_template` would return, for a template of plain
+    dicts and strings (pods in bulk); None for anything else, which the long way then
+    reads (and raises its error for)."""
+    if type(template) is not dict:
+        return None
+    meta, spec = template.get("metadata"), template.get("spec")
+    if meta is None:
+        meta = {}
+    if type(meta) is not dict or type(spec) is not dict:
+        return None
+    priority, group = spec.get("priority"), spec.get("schedulingGroup")
+    scheduler, priority_class = spec.get("schedulerName"), spec.get("priorityClassName")
+    if priority is None:
+        priority = 0
+    elif type(priority) is not int or not _INT32[0] <= priority <= _INT32[1]:
+        return None
+    group_name = None if group is None else (
+        group.get("podGroupName") if type(group) is dict else False)
+    deadline = spec.get("activeDeadlineSeconds")
+    if (group_name is False or not (group_name is None or type(group_name) is str)
+            or not (scheduler is None or type(scheduler) is str)
+            or not (priority_class is None or type(priority_class) is str)
+            or not (deadline is None or (type(deadline) is int and 1 <= deadline <= _INT32[1]))):
+        return None
+    labels = _plain_labels(meta.get("labels"))
+    annotations = _plain_labels(meta.get("annotations"), annotations=True)
+    if labels is None or annotations is None or _requests_key(spec) is None:
+        return None
+    from_limits: set[str] = set()
+    try:
+        requests = pod_requests(spec, "spec", from_limits)
+        requirements = parse_node_requirements(spec, "spec")
+    except InputError:
+        return None
+    return PodTemplate(labels, annotations, requests, requirements,
+                       scheduler or "default-scheduler", priority, priority_class or None,
+                       group_name or None, deadline, tuple(sorted(from_limits)))
+
+
 def parse_pod_template(template: object, field: str) -> PodTemplate:
     """A ``PodTemplateSpec`` (``{metadata, spec}``) at ``field`` (``spec.template``)."""
+    plain = _plain_template(template)
+    if plain is not None:
+        return plain
     tmpl = as_mapping(template, field)
     meta_field, spec_field = _join(field, "metadata"), _join(field, "spec")
     meta = as_mapping(tmpl.get("metadata"), meta_field)
@@ -719,8 +783,34 @@ def object_name(obj: Mapping[str, Any], kind: str) -> str:
         return required_str(as_mapping(obj.get("metadata"), "metadata"), "name", "metadata")
 
 
+def _plain_pod(obj: Mapping[str, Any]) -> Pod | None:
+    """The Pod :func:`parse_pod` would return, for a pod of plain dicts and strings; None
+    for anything else."""
+    if type(obj) is not dict:
+        return None
+    meta, spec = obj.get("metadata"), obj.get("spec")
+    if type(meta) is not dict or type(spec) is not dict:
+        return None
+    name, namespace, uid = meta.get("name"), meta.get("namespace"), meta.get("uid")
+    node_name = spec.get("nodeName")
+    if (type(name) is not str or not name
+            or not (namespace is None or type(namespace) is str)
+            or not (uid is None or type(uid) is str)
+            or not (node_name is None or (type(node_name) is str and (
+                not node_name or names.is_dns1123_subdomain(node_name))))):
+        return None
+    template = _plain_template(obj)
+    if template is None:
+        return None
+    return template.make_pod(name, namespace or "default", node_name=node_name or None,
+                             uid=uid or None)
+
+
 def parse_pod(obj: Mapping[str, Any]) -> Pod:
     """A ``v1`` Pod."""
+    plain = _plain_pod(obj)
+    if plain is not None:
+        return plain
     name = object_name(obj, "Pod")
     with about(f"Pod/{name}"):
         meta = as_mapping(obj.get("metadata"), "metadata")
