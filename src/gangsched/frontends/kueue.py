@@ -853,7 +853,13 @@ def build(inputs: Inputs) -> Contribution:
         out.workloads.append(_workload("JobSet", js.key, js.name, nodes, every, js.origin,
                                        levels))
         out.claimed.update(p.key for p in every)
-    origins = _pod_origins(inputs)
+    found: list[dict[str, Origin]] = []
+
+    def origins() -> dict[str, Origin]:  # where each pod was read: only for a pod group
+        if not found:
+            found.append(_pod_origins(inputs))
+        return found[0]
+
     groups: dict[tuple[str, str], list[Pod]] = {}
     for pod in inputs.pods:
         name = _group_name(pod)
@@ -861,7 +867,7 @@ def build(inputs: Inputs) -> Contribution:
             groups.setdefault((pod.namespace, name), []).append(pod)
         elif POD_GROUP_TOTAL_COUNT in pod.annotations:
             out.workloads.append(Workload(pod.key, "Pod", None, invalid=_pod_error(
-                pod, origins, f"the {POD_GROUP_NAME} label must be set with the "
+                pod, origins(), f"the {POD_GROUP_NAME} label must be set with the "
                 f"{POD_GROUP_TOTAL_COUNT} annotation", f"metadata.labels.{POD_GROUP_NAME}")))
             out.claimed.add(pod.key)
         elif not pod.node_name and pod.labels.get(QUEUE_LABEL) and any(
@@ -869,7 +875,7 @@ def build(inputs: Inputs) -> Contribution:
             groups.setdefault((pod.namespace, pod.name), []).append(
                 replace(pod, annotations={**pod.annotations, POD_GROUP_TOTAL_COUNT: "1"}))
     for (namespace, name), members in groups.items():
-        out.workloads.append(_pod_group(name, namespace, members, origins, levels))
+        out.workloads.append(_pod_group(name, namespace, members, origins(), levels))
         out.claimed.update(p.key for p in members)
     return out
 
