@@ -12,7 +12,7 @@ full sort.
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 import numpy as np
 import pytest
@@ -108,12 +108,33 @@ def decided(d: object) -> dict[str, object]:
     return out
 
 
+VARIANTS = {
+    "given-order": Options(child_order="given"),
+    "not-narrow": Options(narrow=False),
+    "not-whole": Options(keep_whole=False),
+    "few-dry-runs": Options(max_dry_runs=4),
+    "quiet": Options(explain=False),
+}
+
+
 @pytest.mark.parametrize("seed", range(100))
 def test_fast_path_decides_as_the_generic_search(seed: int) -> None:
+    agree(seed, Options())
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_fast_path_agrees_under_other_options(variant: str, seed: int) -> None:
+    agree(1_000 + seed, VARIANTS[variant])
+
+
+def agree(seed: int, opts: Options) -> None:
+    """A queue of random units decided with the fast path on and off (``opts`` otherwise)
+    on two copies of a random cluster: the same decisions, the same cluster after."""
     rng = np.random.default_rng(seed)
     base = random_cluster(rng)
     fast_state, generic_state = base.snapshot(), base.snapshot()
-    opts = Options()
+    generic = replace(opts, fast=False)
     served = 0
     for i in range(40):
         unit = random_unit(rng, i)
@@ -121,8 +142,8 @@ def test_fast_path_decides_as_the_generic_search(seed: int) -> None:
         if fast_place(unit, probe, opts, unit.size, commit=False) is not None:
             served += 1
         commit = rng.random() < 0.8
-        a = place(unit, fast_state, commit=commit)
-        b = place(unit, generic_state, GENERIC, commit=commit)
+        a = place(unit, fast_state, opts, commit=commit)
+        b = place(unit, generic_state, generic, commit=commit)
         assert decided(a) == decided(b), f"seed {seed}, unit {i}"
         assert np.array_equal(fast_state.free, generic_state.free)
     assert served > 0

@@ -164,6 +164,9 @@ def fast_place(unit: Group | PodSet, state: ClusterState, opts: Options, minimum
     total = sum(len(ps.pods) for ps in sets)
     if unit.min_pods > total or minimum != total:
         return None
+    if 1 + len(sets) + sum(ch is not ps for ch, ps in zip(unit.children, sets, strict=True)
+                           ) > opts.max_dry_runs:
+        return None  # the generic search would run out of dry runs: let it
     ps0 = sets[0]
     shape = state.shape(ps0.requests)
     if shape.impossible or not shape.index:
@@ -202,13 +205,14 @@ def fast_place(unit: Group | PodSet, state: ClusterState, opts: Options, minimum
     # its own domain when it requires one
     placed: list[Placed] = []
     kid_tiers = _tiers(state, kid_key, opts.narrow) if kid_key is not None else None
+    by_size = opts.child_order == "size"
     if hi - lo == 1 and kid_key is None:  # one node holds them all: each set there
         node, n_sets = np.array([lo], dtype=np.int64), len(sets)
         placed = [(i, node, np.array([len(sets[i].pods)], dtype=np.int64), None, -1)
-                  for i in (range(n_sets) if n_sets == 1 else _order(sets))]
+                  for i in (range(n_sets) if n_sets == 1 else _order(sets, by_size))]
     else:
         inside = _Scope(state, entry, _racks(state, opts), lo, hi)
-        for i in _order(sets):
+        for i in _order(sets, by_size):
             one = inside.replica(i, len(sets[i].pods), kid_tiers, shape, req)
             if one is None:
                 return None  # the generic search backtracks: let it decide
@@ -222,8 +226,11 @@ def fast_place(unit: Group | PodSet, state: ClusterState, opts: Options, minimum
                      (kid_key, kid_tiers[1] if kid_tiers is not None else None), minimum, total)
 
 
-def _order(sets: list[PodSet]) -> list[int]:
-    """Placement order of identical replicas: largest first, then as listed."""
+def _order(sets: list[PodSet], by_size: bool = True) -> list[int]:
+    """Placement order of identical replicas: largest first, then as listed
+    (``Options.child_order == "size"``), or as listed."""
+    if not by_size:
+        return list(range(len(sets)))
     return sorted(range(len(sets)), key=lambda i: -len(sets[i].pods))
 
 
