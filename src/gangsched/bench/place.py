@@ -31,7 +31,9 @@ SIZES: dict[int, tuple[tuple[str, int], ...]] = {
     5_000: (("zone", 5), ("block", 5), ("rack", 10), ("host", 20)),
     15_000: (("zone", 5), ("block", 10), ("rack", 15), ("host", 20)),
     50_000: (("zone", 5), ("block", 25), ("rack", 20), ("host", 20)),
+    200_000: (("zone", 5), ("block", 50), ("rack", 40), ("host", 20)),  # opt-in: --sizes
 }
+DEFAULT_SIZES = (512, 5_000, 15_000, 50_000)
 NODE = {"cpu": 128_000, "memory": 1 << 40, GPU: 8, "pods": 110}
 GPU_USED = (0, 2, 4, 8)  # background load per node of a busy rack, drawn uniformly
 BUSY_RACKS = 0.4  # share of racks running other work
@@ -61,10 +63,16 @@ def training(i: int) -> Group:
     ])
 
 
+def wide(i: int) -> Group:
+    """1,024 pods of 8 GPUs, no topology constraint: a wide gang."""
+    return group(f"wide-{i}", [podset(f"wide-{i}/w", 1024, gpu=8)])
+
+
 CASES: dict[str, tuple[Callable[[int], Group], int]] = {
     "rack-gang-4": (rack_gang, 4),
     "disagg-kai": (disagg, 14),
     "training-1024": (training, 1024),
+    "wide-1024": (wide, 1024),
 }
 
 
@@ -171,7 +179,7 @@ def _hand_back(state: ClusterState, unit: Group, assignments: dict[str, str]) ->
 
 
 def run_place_bench(
-    sizes: Sequence[int] = tuple(SIZES),
+    sizes: Sequence[int] = DEFAULT_SIZES,
     cases: Sequence[str] = tuple(CASES),
     decisions: int = 200,
     progress: Callable[[str], None] | None = None,
