@@ -27,6 +27,12 @@ module each:
 4. **Decide** (:mod:`.attempts`, :mod:`.explain`). Commit the transaction, or discard it
    and explain the blocking group with a coded :class:`~.values.Status`.
 
+**Fast path** (:mod:`.fast`). A unit of the common shape (replicas of one pod kind under
+at most one required level, each perhaps requiring a level of its own, every pod
+required) that fits is decided before phase 0, in a few numpy calls on the cached
+capacities, with the decision phases 0-4 would make; anything else, and any unit that
+does not fit, goes through the phases (``Options.fast=False``: always).
+
 Parameters are the frozen :class:`Options`; the per-decision state (transaction, budget,
 notes) belongs to one attempt's :class:`~.search.Search`. Everything is a pure function
 of (tree, state); ties break by stable order.
