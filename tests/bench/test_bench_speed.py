@@ -46,9 +46,10 @@ def test_first_fit_reference_fills_racks_in_order() -> None:
 
 
 def test_place_bench_reports_cpu_and_committed_latency() -> None:
-    result = run_place_bench([512], ["rack-gang-4"], decisions=20)
-    (case,) = result.as_dict()["cases"]
-    assert case["admitted"] == case["decisions"] == 20
+    result = run_place_bench([512], ["rack-gang-4", "wide-1024"], decisions=20)
+    rack, wide = result.as_dict()["cases"]
+    assert rack["admitted"] == rack["decisions"] == 20
+    assert wide["case"] == "wide-1024" and wide["pods"] == 1024
     for key in ("cpu_p50_us", "commit_cpu_p50_us", "commit_cpu_p99_us", "floor_us",
                 "floor_cpu_us", "commit_cpu_p99_ratio", "pods_per_s", "cpu_pods_per_s"):
-        assert case[key] > 0, key
+        assert rack[key] > 0, key

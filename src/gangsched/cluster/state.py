@@ -273,20 +273,20 @@ class ClusterState:
         no node's free capacity exceeds its allocatable. Static: cached for good."""
         key = ("domain_bound", shape, req, cap, id(level))
         got = self.static.get(key)
-        if got is None:
-            fkey = ("alloc_fit", shape, req, cap)
-            fit = self.static.get(fkey)
-            if fit is None:
-                fit = self.static[fkey] = self._compute(shape, self.mask(req), cap,
-                                                        slice(None), self.alloc)
-            assert isinstance(fit, np.ndarray)
-            if not len(level.starts):
-                got = 0
-            elif len(level.starts) == len(fit):
-                got = int(fit.max())
-            else:
-                got = int(np.add.reduceat(fit, level.starts).max())
-            self.static[key] = got
+        if got is None:  # every level's bound at once: the allocatable fit is not kept
+            fit = self._compute(shape, self.mask(req), cap, slice(None), self.alloc)
+            levels = list(self.topology.levels)
+            if all(lv is not level for lv in levels):
+                levels.append(level)
+            for lv in levels:
+                if not len(lv.starts):
+                    bound = 0
+                elif len(lv.starts) == len(fit):
+                    bound = int(fit.max())
+                else:
+                    bound = int(np.add.reduceat(fit, lv.starts).max())
+                self.static[("domain_bound", shape, req, cap, id(lv))] = bound
+            got = self.static[key]
         assert isinstance(got, int)
         return got
 
