@@ -122,3 +122,24 @@ def test_without_backfill_a_reserved_domain_stays_hidden() -> None:
     w.submit(group("short", [podset("short/w", 1, gpu=8)]), limit=60.0)
     w.cycle(1.0)
     assert w.state("short") == "pending"
+
+
+def test_a_policy_without_reservations_never_holds_units_back() -> None:
+    # the peers' emulations (kube-scheduler, Volcano) do not reserve: the large gang waits
+    # behind the stream, as it would there, and no domain is ever hidden from the stream
+    policy = GangschedPolicy()
+    policy.reserve = False
+    w = world(FOUR_NODES, config=SchedulerConfig(reserve_after=60.0, backoff_max=4.0),
+              policy=policy)
+    stream(w, until=300.0)
+    assert w.state("large") == "pending"
+    assert not any(e.kind == "Reserved" for e in w.sched.events)
+    assert sum(1 for e in w.sched.events if e.kind == "Admitted") > 40
+
+
+def test_peer_emulations_do_not_reserve_and_gangsched_does() -> None:
+    from gangsched.sim.policies import make_policy
+
+    assert make_policy("gangsched").reserve
+    for name in ("pod-by-pod", "flat-gang", "cpg-alpha", "volcano"):
+        assert not make_policy(name).reserve, name

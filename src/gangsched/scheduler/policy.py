@@ -26,6 +26,9 @@ class Policy(Protocol):
     # a waiting unit may take back extras of running units of its own or lower priority
     # (never their minimums)
     reclaim: bool
+    # starvation protection: a unit queued longer than ``reserve_after`` reserves its best
+    # domain, and units behind it do not see that domain until it is admitted
+    reserve: bool
     # a unit with a run-time limit may use a domain reserved by a unit ahead of it when
     # it will be done before that unit can expect to start
     backfill: bool
@@ -49,6 +52,7 @@ class GangschedPolicy:
         self.preemption = preemption
         self.min_first = min_first
         self.reclaim = min_first
+        self.reserve = True
         self.backfill = True
         self._minimum = replace(options or Options(), extras=False)
 

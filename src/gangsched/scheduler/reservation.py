@@ -45,8 +45,11 @@ def reserve(ctx: Context) -> Steps:
     snap = ctx.snap
     after = ctx.config.reserve_after
     now = ctx.now()
-    for u in [x for x in snap.reserving() if not x.queued]:
+    reserves = getattr(ctx.policy, "reserve", True)
+    for u in [x for x in snap.reserving() if not x.queued or not reserves]:
         yield Unreserve(u)
+    if not reserves:
+        return
     backfill = getattr(ctx.policy, "backfill", False)
     if backfill:  # when each reserving unit can expect to start, as running pods end
         for u in snap.reserving():

@@ -107,10 +107,11 @@ class Scheduler:
         if self._inbox:
             times.append(self.clock.now())
         index = self.registry.index
+        reserves = getattr(self.policy, "reserve", True)
         for u in index.of(*QUEUED):
             if u.tree is not None:
                 times.append(u.queue.next_try)
-                if u.reservation.reserved is None:
+                if reserves and u.reservation.reserved is None:
                     times.append(reserve_due(u, cfg.reserve_after))
         for u in index.of(UnitState.running_degraded):
             if u.tree is not None:

@@ -131,6 +131,9 @@ class _EnginePolicy:
     preemption = True
     min_first = False  # minimum at admission, extras after the queue (Policy.min_first)
     reclaim = False  # a waiting unit takes back extras of running peers (Policy.reclaim)
+    # starvation reservations (Policy.reserve): kube-scheduler and Volcano have none; a
+    # unit that does not fit is retried while the ones behind it go ahead
+    reserve = False
     backfill = False  # use reserved domains while done before their unit starts
     KNOBS: ClassVar[dict[str, Knob]] = {}
     VARIANTS: ClassVar[tuple[dict[str, Any], ...]] = ()
@@ -224,6 +227,7 @@ class Gangsched(_EnginePolicy):
     def __init__(self, **knobs: Any) -> None:
         super().__init__(**knobs)
         self.min_first = self.reclaim = bool(self.knobs["min_first"])
+        self.reserve = True
         self.backfill = bool(self.knobs["backfill"])
 
     def engine_options(self) -> Options:
