@@ -134,8 +134,9 @@ class FailThirdBind(_Wrapped):
         self.api.bind(namespace, name, node, uid)
 
 
+@pytest.mark.parametrize("workers", [0, 4], ids=["one-at-a-time", "concurrent"])
 def test_a_bind_failure_mid_gang_leaves_no_pod_of_the_gang_bound(
-        server: TestAPIServer, kubeconfig: Path) -> None:
+        server: TestAPIServer, kubeconfig: Path, workers: int) -> None:
     store = server.store
     create_all(store, rack_nodes(racks=2, per_rack=2, cpu="2"))
     objects = gang("victim", 4, "500m")
@@ -143,17 +144,24 @@ def test_a_bind_failure_mid_gang_leaves_no_pod_of_the_gang_bound(
     from gangsched.k8s.client import connect
 
     api = FailThirdBind(connect(str(kubeconfig)))
-    replica = start_replica(fast_config(kubeconfig), api)
+    replica = start_replica(fast_config(kubeconfig, bind_workers=workers), api)
     controller = Controller(store, objects[1:])
     try:
         wait_for(lambda: api.failed is not None, WAIT, what="the injected bind failure")
-        # the two pods bound before the failure are deleted (their controller would
-        # recreate them); none of the gang stays bound
-        wait_for(lambda: len(store.list("pods")) == 2, WAIT, what="rollback deletes")
-        assert bound_count(store, "victim") == (0, 2)
+        # concurrently, the gang's four binds are on the wire together: the three that
+        # went through are deleted once the last one finished; one at a time, the two
+        # bound before the failure are (the last one is never tried)
+        pods = {f"victim-{i}" for i in range(4)}
+        bound = pods - {api.failed} if workers else set(api.calls[:2])
+        # the pods bound are deleted (their controller would recreate them); none of
+        # the gang stays bound
+        wait_for(lambda: len(store.list("pods")) == 4 - len(bound), WAIT,
+                 what="rollback deletes")
+        assert bound_count(store, "victim") == (0, 4 - len(bound))
         deleted = {e.obj.obj["metadata"]["name"] for e in store.history()
                    if e.resource.plural == "pods" and e.type == "DELETED"}
-        assert deleted == set(api.calls[:2])
+        assert deleted == bound
+        assert store.find("pods", api.failed, "default") is not None  # not deleted
         assert replica.server.metrics.bind_errors.value(reason="api_error") == 1
         controller.start()  # the pods come back, and the gang is bound whole
         wait_for(lambda: bound_count(store, "victim") == (4, 4), WAIT, what="gang bound")
@@ -161,6 +169,42 @@ def test_a_bind_failure_mid_gang_leaves_no_pod_of_the_gang_bound(
         controller.stop()
         replica.stop()
     assert all(count == 1 for count in binds_per_uid(store).values())
+
+
+def test_concurrent_binding_a_gang_whose_one_bind_keeps_failing_is_rolled_back_whole(
+        server: TestAPIServer, kubeconfig: Path) -> None:
+    """The API server refuses every bind of one pod (500, through its fault hooks) while
+    the gang's four binds are on the wire together: the three that went through are
+    deleted, no pod of the gang stays bound, and once the faults stop the gang is bound
+    whole."""
+    store = server.store
+    create_all(store, rack_nodes(racks=2, per_rack=2, cpu="2"))
+    objects = gang("victim", 4, "500m")
+    create_all(store, objects)
+    server.faults.configure(FaultConfig(
+        error_rate=1.0, error_codes=(500,), error_resources=("pods/binding",),
+        error_names=("victim-2",), seed=3))
+    replica = start_replica(fast_config(kubeconfig, bind_workers=4))
+    try:
+        others = {"victim-0", "victim-1", "victim-3"}
+
+        def deleted() -> set[str]:
+            return {e.obj.obj["metadata"]["name"] for e in store.history()
+                    if e.resource.plural == "pods" and e.type == "DELETED"}
+
+        wait_for(lambda: deleted() == others, WAIT, what="the three bound pods deleted")
+        assert bound_count(store, "victim") == (0, 1)  # victim-2 alone, never bound
+        assert server.faults.snapshot()["stats"]["injected_errors"] >= \
+            replica.server.binder.attempts
+        assert replica.server.metrics.bind_errors.value(reason="api_error") >= 1
+        assert replica.server.binder.stats.binds == 3
+        server.faults.reset()
+        Controller(store, objects[1:]).start()  # the deleted pods come back
+        wait_for(lambda: bound_count(store, "victim") == (4, 4), WAIT, what="gang bound")
+    finally:
+        replica.stop()
+    assert all(count == 1 for count in binds_per_uid(store).values())
+    assert replica.server.backend.binding == 0
 
 
 class LostBindReply(_Wrapped):
@@ -194,8 +238,9 @@ class LostBindReply(_Wrapped):
         return result
 
 
+@pytest.mark.parametrize("workers", [0, 4], ids=["one-at-a-time", "concurrent"])
 def test_a_bind_that_applied_but_reported_failure_is_rolled_back(
-        server: TestAPIServer, kubeconfig: Path) -> None:
+        server: TestAPIServer, kubeconfig: Path, workers: int) -> None:
     store = server.store
     create_all(store, rack_nodes(racks=1, per_rack=2, cpu="2"))
     objects = gang("ghost", 4, "500m")
@@ -203,12 +248,15 @@ def test_a_bind_that_applied_but_reported_failure_is_rolled_back(
     from gangsched.k8s.client import connect
 
     api = LostBindReply(connect(str(kubeconfig)))
-    replica = start_replica(fast_config(kubeconfig), api)
+    replica = start_replica(fast_config(kubeconfig, bind_workers=workers), api)
     try:
         wait_for(lambda: api.ghost is not None, WAIT, what="the lost reply")
-        # the first pod is rolled back at once; the ghost, once seen bound, is deleted
-        wait_for(lambda: len(store.list("pods")) == 2, WAIT, what="rollback of both")
-        assert bound_count(store, "ghost") == (0, 2)
+        # one at a time: the first pod is rolled back at once, the last two are never
+        # tried; concurrently: the other three went through. The ghost, once seen
+        # bound, is deleted too.
+        left = 0 if workers else 2
+        wait_for(lambda: len(store.list("pods")) == left, WAIT, what="rollback of all bound")
+        assert bound_count(store, "ghost") == (0, left)
         assert store.find("pods", api.ghost, "default") is None
         assert store.find("pods", api.calls[0], "default") is None
         Controller(store, objects[1:]).start()

@@ -26,6 +26,7 @@ once. Only the leader binds or deletes.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -35,6 +36,7 @@ from gangsched.api.loader import Inputs
 from gangsched.api.types import Node, Pod
 from gangsched.frontends import assemble, load_object
 from gangsched.k8s.api import NODES, PODS, Kind, Obj
+from gangsched.k8s.binder import BindPool
 from gangsched.k8s.cache import Delta
 from gangsched.model import Workload
 from gangsched.scheduler.backend import BindError, ClusterEvent
@@ -289,6 +291,17 @@ class ClusterView:
         self._suspect.pop(key, None)
         self.pods[key] = replace(pod, node_name=node)
 
+    def unassume(self, key: str) -> str | None:
+        """A bind we assumed failed: the pod is unbound again, unless the API showed it
+        bound meanwhile. Returns where the API shows it bound (None: unbound or gone)."""
+        pod = self.pods.get(key)
+        if pod is None:
+            return None
+        if self._assumed.pop(key, None) is not None:
+            self.pods[key] = replace(pod, node_name=None)
+            return None
+        return pod.node_name
+
     def suspect(self, key: str, node: str) -> None:
         """A bind of ``key`` failed in a way that may have applied: if the API later
         shows it bound there, it is a stray (its gang was rolled back)."""
@@ -425,6 +438,20 @@ def _same(a: Inputs | None, b: Inputs | None) -> bool:
 BindHook = Callable[[Pod, str], None]
 
 
+@dataclass
+class _Batch:
+    """The binds of one workload in flight together: rolled back together."""
+
+    name: str
+    nodes: dict[str, str] = field(default_factory=dict)  # pod -> node, every bind issued
+    pending: set[str] = field(default_factory=set)  # issued, no outcome yet
+    bound: list[str] = field(default_factory=list)  # confirmed
+    failed: list[tuple[str, BindError]] = field(default_factory=list)
+
+
+FAILED_BACKOFF = (0.05, 10.0)  # seconds a pod whose bind failed is not bound again
+
+
 class KubeBackend:
     """:class:`~gangsched.scheduler.backend.ClusterBackend` over a :class:`ClusterView`.
 
@@ -441,8 +468,14 @@ class KubeBackend:
         binder: Callable[[Pod, str], None],
         deleter: Callable[[Pod, str], None],
         is_leader: Callable[[], bool] = lambda: True,
+        pool: BindPool | None = None,
     ) -> None:
         self.view = view
+        self.pool = pool
+        self._batches: dict[str, _Batch] = {}  # workload (or pod) -> its binds in flight
+        self._batch_of: dict[str, _Batch] = {}  # pod -> its batch
+        self._gang_index: tuple[object, dict[str, str]] = (None, {})  # pod -> workload
+        self._failed: dict[str, tuple[float, int]] = {}  # pod -> (not before, failures)
         self.clock = clock
         self._binder = binder
         self._deleter = deleter
@@ -483,6 +516,9 @@ class KubeBackend:
             raise BindError(f"node {node_name} is not schedulable")
         if not self._is_leader():
             raise BindError("not the leader: binding is left to the leader")
+        if self.pool is not None:
+            self._bind_async(pod, node_name)
+            return
         try:
             self._binder(pod, node_name)
         except BindError as err:
@@ -495,6 +531,117 @@ class KubeBackend:
         for hook in self.on_bound:
             hook(pod, node_name)
         self._emit("PodBound", pod_key)
+
+    # -- concurrent binding ---------------------------------------------------------------
+    #
+    # With a BindPool, bind() assumes the pod bound (as the scheduler does) and hands the
+    # API call to the pool; the scheduler goes on deciding while binds are on the wire
+    # (kube-scheduler's binding cycle, split from the scheduling cycle). The binds of one
+    # workload issued together form a batch, and a batch is all or nothing: when any of
+    # its binds fails, the pods it bound are deleted once its last bind has finished
+    # (the scheduler hears them lost and evicts or repairs the gang as it does for any
+    # lost pod), the pods that failed are unbound again, and a pod whose bind failed is
+    # refused for a short, growing backoff (the scheduler then rolls back a new attempt
+    # at once, and backs off itself). Outcomes are handled on the main thread by
+    # settle(); observers (the Scheduled event, the binds metric) hear of a bind when
+    # the API confirmed it.
+
+    def _gang(self, pod_key: str) -> str:
+        workloads = self.view.workloads  # a new dict whenever the trees are assembled
+        known, index = self._gang_index
+        if known is not workloads:
+            index = {p: w.name for w in workloads.values() for p in w.pods}
+            self._gang_index = (workloads, index)
+        return index.get(pod_key, pod_key)
+
+    def _bind_async(self, pod: Pod, node_name: str) -> None:
+        assert self.pool is not None
+        key = pod.key
+        failed = self._failed.get(key)
+        if failed is not None and time.monotonic() < failed[0]:
+            raise BindError(f"bind of {key} failed {failed[1]} times; retrying later")
+        gang = self._gang(key)
+        batch = self._batches.get(gang)
+        if batch is None:
+            batch = self._batches[gang] = _Batch(gang)
+        batch.nodes[key] = node_name
+        batch.pending.add(key)
+        self._batch_of[key] = batch
+        self.view.assume_bound(key, node_name)
+        self._emit("PodBound", key)
+        self.pool.submit(pod, node_name)
+
+    @property
+    def binding(self) -> int:
+        """Binds handed to the pool whose outcome is not handled yet."""
+        return sum(len(b.pending) for b in self._batches.values())
+
+    def settle(self) -> int:
+        """Handle the outcomes of the binds finished since the last call (main thread):
+        observers hear of confirmed binds, failed batches are rolled back once none of
+        their binds is on the wire. Returns how many outcomes were handled."""
+        if self.pool is None:
+            return 0
+        results = self.pool.results()
+        for r in results:
+            key = r.pod.key
+            batch = self._batch_of.pop(key, None)
+            if batch is None:
+                continue
+            batch.pending.discard(key)
+            if r.error is None:
+                self._failed.pop(key, None)
+                batch.bound.append(key)
+                for hook in self.on_bound:
+                    hook(r.pod, r.node)
+            else:
+                before = self._failed.get(key, (0.0, 0))[1]
+                delay = min(FAILED_BACKOFF[1], FAILED_BACKOFF[0] * 2 ** before)
+                self._failed[key] = (time.monotonic() + delay, before + 1)
+                batch.failed.append((key, r.error))
+                for on_error in self.on_bind_error:
+                    on_error(r.pod, r.node, r.error)
+            if not batch.pending:
+                del self._batches[batch.name]
+                if batch.failed:
+                    self._roll_back(batch)
+        return len(results)
+
+    def _roll_back(self, batch: _Batch) -> None:
+        """Undo a batch in which a bind failed: no partial gang is left bound."""
+        first_key, first_err = batch.failed[0]
+        log.warning("binding %s failed (%s): rolling back its %d bound pods", batch.name,
+                    first_err, len(batch.bound), extra={
+                        "unit": batch.name, "pod": first_key, "bound": len(batch.bound),
+                        "failed": len(batch.failed)})
+        reason = f"rollback: bind of {first_key} failed"
+        doomed = list(batch.bound)
+        for key, err in batch.failed:
+            node = batch.nodes[key]
+            shown = self.view.unassume(key)
+            if shown is None:  # unbound (or gone): the scheduler hears it is not bound
+                if getattr(err, "uncertain", False):
+                    self.view.suspect(key, node)
+                if key in self.view.pods:
+                    self._emit("PodDeleted", key)
+                    self._emit("PodAdded", key)
+            elif shown == node:  # the write applied although the call failed
+                doomed.append(key)
+            else:  # someone else bound it: that bind is theirs
+                self._emit("PodDeleted", key)
+                self._emit("PodAdded", key)
+                self._emit("PodBound", key)
+        for key in doomed:
+            self.evict(key, reason)
+
+    def drain(self, timeout: float) -> bool:
+        """Wait for every bind on the wire and handle the outcomes (shutting down);
+        whether none is left."""
+        if self.pool is None:
+            return True
+        idle = self.pool.wait_idle(timeout)
+        self.settle()
+        return idle
 
     def evict(self, pod_key: str, reason: str) -> None:
         if pod_key not in self.view.pods:

@@ -22,9 +22,12 @@ would leave a partial gang running.
 from __future__ import annotations
 
 import logging
+import queue
 import random
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from gangsched.api.types import Pod
@@ -46,9 +49,18 @@ class BindStats:
     retries: int = 0
     conflicts_resolved: int = 0  # 409 where our earlier attempt had applied
     failures: dict[str, int] = field(default_factory=dict)  # reason -> count
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False,
+                                  compare=False)
 
     def fail(self, reason: str) -> None:
-        self.failures[reason] = self.failures.get(reason, 0) + 1
+        with self._lock:
+            self.failures[reason] = self.failures.get(reason, 0) + 1
+
+    def count(self, name: str) -> None:
+        """One more ``binds``, ``retries`` or ``conflicts_resolved`` (binds run on
+        several threads)."""
+        with self._lock:
+            setattr(self, name, getattr(self, name) + 1)
 
 
 def _delay(attempt: int, base: float, cap: float, retry_after: float | None) -> float:
@@ -80,7 +92,7 @@ class Binder:
         last: KubeError | None = None
         for attempt in range(self.attempts):
             if attempt:
-                self.stats.retries += 1
+                self.stats.count("retries")
                 self.sleep(_delay(attempt - 1, self.backoff, self.backoff_cap,
                                   last.retry_after if last else None))
             try:
@@ -89,8 +101,8 @@ class Binder:
                 last = err
                 if err.status == 409:
                     self._settle_conflict(pod, node, err)
-                    self.stats.conflicts_resolved += 1
-                    self.stats.binds += 1
+                    self.stats.count("conflicts_resolved")
+                    self.stats.count("binds")
                     return
                 if err.status == 404:
                     self.stats.fail("not_found")
@@ -100,7 +112,7 @@ class Binder:
                     raise BindError(f"bind of {key} to {node} refused: {err}") from None
                 ambiguous = ambiguous or err.ambiguous
                 continue
-            self.stats.binds += 1
+            self.stats.count("binds")
             return
         if ambiguous:
             bound = self._read_back(pod)
@@ -109,8 +121,8 @@ class Binder:
                 raise UncertainBind(f"bind of {key} to {node} failed {self.attempts} times "
                                     f"(last: {last}) and the pod cannot be read back")
             if bound == node:
-                self.stats.binds += 1
-                self.stats.conflicts_resolved += 1
+                self.stats.count("binds")
+                self.stats.count("conflicts_resolved")
                 return
         self.stats.fail("api_error")
         raise BindError(f"bind of {key} to {node} failed {self.attempts} times: {last}")
@@ -158,6 +170,92 @@ class Binder:
         if pod.uid and uid != pod.uid:
             return ""
         return str((current.get("spec") or {}).get("nodeName") or "")
+
+
+@dataclass(frozen=True)
+class BindResult:
+    """A bind done by :class:`BindPool`: ``error`` is None when the pod is bound."""
+
+    pod: Pod
+    node: str
+    error: BindError | None
+
+
+class BindPool:
+    """Binds on ``workers`` threads, over the client's kept-alive connections.
+
+    :meth:`submit` hands a bind over and returns at once, unless ``max_pending`` binds
+    are unfinished already (then it waits: the API server sets the pace); the outcomes
+    are collected by :meth:`results` on the caller's thread, and ``on_done`` is called
+    (from a worker) after each one, to wake the caller up.
+    """
+
+    def __init__(self, bind: Callable[[Pod, str], None], *, workers: int = 16,
+                 max_pending: int | None = None,
+                 on_done: Callable[[], None] = lambda: None) -> None:
+        if workers < 1:
+            raise ValueError("a BindPool needs at least one worker")
+        self._bind = bind
+        self.workers = workers
+        self._executor = ThreadPoolExecutor(workers, thread_name_prefix="bind")
+        self._slots = threading.BoundedSemaphore(max_pending or workers * 4)
+        self._done: queue.SimpleQueue[BindResult] = queue.SimpleQueue()
+        self._on_done = on_done
+        self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        self.pending = 0  # submitted, not finished
+
+    def submit(self, pod: Pod, node: str) -> None:
+        self._slots.acquire()
+        with self._lock:
+            self.pending += 1
+        try:
+            self._executor.submit(self._run, pod, node)
+        except RuntimeError:  # shut down
+            self._finish(BindResult(pod, node, BindError("the binder is shut down")))
+
+    def _run(self, pod: Pod, node: str) -> None:
+        error: BindError | None = None
+        try:
+            self._bind(pod, node)
+        except BindError as err:
+            error = err
+        except Exception as err:  # a bug must not leave a bind unaccounted for
+            log.exception("bind of %s to %s raised", pod.key, node, extra={"pod": pod.key})
+            error = UncertainBind(f"bind of {pod.key} to {node} raised {err!r}")
+        self._finish(BindResult(pod, node, error))
+
+    def _finish(self, result: BindResult) -> None:
+        self._done.put(result)
+        with self._lock:
+            self.pending -= 1
+            if not self.pending:
+                self._idle.notify_all()
+        self._slots.release()
+        self._on_done()
+
+    def results(self) -> list[BindResult]:
+        """The binds finished since the last call, in the order they finished."""
+        out: list[BindResult] = []
+        while True:
+            try:
+                out.append(self._done.get_nowait())
+            except queue.Empty:
+                return out
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Until no bind is unfinished (or ``timeout``); whether none is."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while self.pending:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._idle.wait(left)
+        return True
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=False, cancel_futures=False)
 
 
 @dataclass

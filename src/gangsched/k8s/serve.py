@@ -56,7 +56,7 @@ from gangsched.k8s.api import (
     version_priority,
 )
 from gangsched.k8s.backend import ClusterView, KubeBackend
-from gangsched.k8s.binder import Binder, Deleter
+from gangsched.k8s.binder import Binder, BindPool, Deleter
 from gangsched.k8s.cache import DeltaQueue, Reflector
 from gangsched.k8s.leader import AlwaysLeader, LeaderElector, LeaseConfig
 from gangsched.k8s.metrics import HealthServer, Metrics
@@ -97,6 +97,7 @@ class ServeConfig:
     authenticate: bool | None = None  # bearer tokens via TokenReview/SAR; None: in a cluster
     dashboard: bool = False  # serve the live view at /dashboard
     topology: Sequence[str] | None = None  # node label keys, widest first
+    bind_workers: int = 16  # binds on the wire at once (0: one at a time, in the loop)
     events_qps: float = 50.0
     events_burst: int = 100
     sync_timeout: float = 120.0  # seconds to wait for the first lists before giving up
@@ -239,12 +240,15 @@ class Server:
             self.leader = AlwaysLeader()
         self.view = ClusterView(config.scheduler_name, config.topology)
         self.binder = Binder(api)
+        self.bind_pool = BindPool(self.binder, workers=config.bind_workers,
+                                  on_done=self.queue.wake) if config.bind_workers > 0 else None
         self.deleter = Deleter(api)
         self.writer = StatusWriter(api, component=config.scheduler_name,
                                    instance=self.identity, qps=config.events_qps,
                                    burst=config.events_burst, is_leader=self.leading)
         self.backend = KubeBackend(self.view, self.clock, binder=self.binder,
-                                   deleter=self.deleter, is_leader=self.leading)
+                                   deleter=self.deleter, is_leader=self.leading,
+                                   pool=self.bind_pool)
         self.backend.on_bound.append(self._bound)
         self.backend.on_evicted.append(self._evicted)
         self.backend.on_bind_error.append(self._bind_failed)
@@ -464,6 +468,7 @@ class Server:
             deltas = self.queue.drain()
             if deltas:
                 self.backend.apply(deltas)
+            self.backend.settle()  # binds finished on the wire (rollbacks of failed gangs)
             if self.deleter.pending and self.leading():
                 self.deleter.flush()
             leading = self.leading()
@@ -608,7 +613,14 @@ class Server:
         """Stop every thread; release the lease unless killed."""
         self._stop.set()
         if not self._killed:
+            # binds on the wire finish, and a gang whose bind failed is rolled back,
+            # before the lease is released
+            if not self.backend.drain(10.0):
+                log.warning("binds still unfinished at shutdown", extra={
+                    "binding": self.backend.binding})
             self.writer.flush(2.0)
+        if self.bind_pool is not None:
+            self.bind_pool.close()
         self.writer.stop()
         self.leader.stop(release=not self._killed)
         for r in self.reflectors:

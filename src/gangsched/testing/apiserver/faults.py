@@ -36,6 +36,11 @@ class FaultConfig:
     """Codes to answer with, chosen uniformly: 500, 429 (with Retry-After), 503, 504."""
     error_resources: tuple[str, ...] = ()
     """Only these resources (``pods``, ``pods/binding``, ``leases``, ...); empty: all."""
+    error_names: tuple[str, ...] = ()
+    """Only requests naming these objects (a bind names its pod); empty: any."""
+    error_limit: int | None = None
+    """Inject at most this many errors under these settings, then none; null: no
+    limit."""
     error_after_apply: float = 0.0
     """Fraction of injected errors on mutating requests given *after* the change was
     applied: the client sees a failure although the write happened (as with a timeout)."""
@@ -76,6 +81,11 @@ class FaultConfig:
                              f"not {list(codes)!r}")
         object.__setattr__(self, "error_codes", codes)
         object.__setattr__(self, "error_resources", tuple(self.error_resources))
+        object.__setattr__(self, "error_names", tuple(self.error_names))
+        limit = self.error_limit
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)
+                                  or limit < 0):
+            raise ValueError(f"error_limit must be an integer >= 0 or null, not {limit!r}")
         after = self.watch_drop_after
         if after is not None and (isinstance(after, bool) or not isinstance(after, int)
                                   or after < 1):
@@ -92,6 +102,7 @@ class FaultConfig:
         data = dataclasses.asdict(self)
         data["error_codes"] = list(self.error_codes)
         data["error_resources"] = list(self.error_resources)
+        data["error_names"] = list(self.error_names)
         return data
 
     @classmethod
@@ -103,7 +114,7 @@ class FaultConfig:
             raise ValueError(f"unknown fault settings: {', '.join(unknown)} "
                              f"(known: {', '.join(sorted(known))})")
         changes = dict(data)
-        for name in ("error_codes", "error_resources"):
+        for name in ("error_codes", "error_resources", "error_names"):
             if name in changes:
                 if not isinstance(changes[name], list | tuple):
                     raise ValueError(f"{name} must be a list")
@@ -136,6 +147,7 @@ class Faults:
         self.stats: Counter[str] = Counter()
         self._rng = random.Random(self.config.seed)
         self._suspended = 0
+        self._injected = 0  # errors injected under the current settings
 
     # -- configuration ---------------------------------------------------------------------
 
@@ -151,6 +163,7 @@ class Faults:
             if config is not None or new.seed != self.config.seed:
                 self._rng = random.Random(new.seed)
             self.config = new
+            self._injected = 0
             return new
 
     def reset(self) -> FaultConfig:
@@ -194,8 +207,9 @@ class Faults:
         if seconds > 0:
             time.sleep(seconds)
 
-    def decide(self, verb: str, resource: str) -> Decision:
-        """Whether to fail this request (``resource``: ``pods`` or ``pods/binding``)."""
+    def decide(self, verb: str, resource: str, name: str | None = None) -> Decision:
+        """Whether to fail this request (``resource``: ``pods`` or ``pods/binding``;
+        ``name``: the object it names, if any)."""
         with self._lock:
             self.stats["requests"] += 1
             c = self.config
@@ -207,6 +221,10 @@ class Faults:
                 return Decision()
             if c.error_resources and resource not in c.error_resources:
                 return Decision()
+            if c.error_names and name not in c.error_names:
+                return Decision()
+            if c.error_limit is not None and self._injected >= c.error_limit:
+                return Decision()
             if self._rng.random() >= c.error_rate:
                 return Decision()
             code = self._rng.choice(c.error_codes)
@@ -214,6 +232,7 @@ class Faults:
                 and self._rng.random() < c.error_after_apply
             self.stats[f"injected_{code}"] += 1
             self.stats["injected_errors"] += 1
+            self._injected += 1
             if after:
                 self.stats["injected_after_apply"] += 1
             return Decision(code, after)

@@ -310,7 +310,7 @@ class _Handler(BaseHTTPRequestHandler):
             elif method in ("POST", "PUT") and body_type not in ("", JSON, "*/*"):
                 raise unsupported_media_type(body_type, "application/json")
             app.faults.sleep()
-            decision = app.faults.decide(verb, target.label)
+            decision = app.faults.decide(verb, target.label, target.name)
             if decision.code is not None and not decision.after_apply:
                 raise INJECTABLE[decision.code]()
             if verb == "watch":
