@@ -194,6 +194,32 @@ def _decode_continue(token: str) -> tuple[str, str]:
                           "resourceVersion (version meta.k8s.io/v1)") from None
 
 
+MAX_HEADER_LINE = 65536
+MAX_HEADERS = 100
+
+
+class _Headers:
+    """A request's headers, looked up without regard to case (the first of a repeated
+    header wins, as with :class:`email.message.Message`)."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: dict[str, str]) -> None:
+        self._items = items  # lower-case names
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self._items.get(name.lower(), default)
+
+    def __getitem__(self, name: str) -> str | None:
+        return self._items.get(name.lower())
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name.lower() in self._items
+
+    def items(self) -> Iterable[tuple[str, str]]:
+        return self._items.items()
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # else a delayed ACK stalls every response by ~40 ms
@@ -201,6 +227,67 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "gangsched-test-apiserver"
 
     # -- plumbing ----------------------------------------------------------------------------
+
+    def parse_request(self) -> bool:
+        """:meth:`BaseHTTPRequestHandler.parse_request`, with the headers read into a
+        plain dictionary: the standard one runs them through the ``email`` parser, a
+        third of the cost of a small request."""
+        self.command = None  # type: ignore[assignment]
+        self.request_version = self.default_request_version
+        self.close_connection = True
+        raw_line: bytes = getattr(self, "raw_requestline", b"")  # set by handle_one_request
+        line = str(raw_line, "iso-8859-1").rstrip("\r\n")
+        self.requestline = line
+        words = line.split()
+        if len(words) != 3:
+            if words:
+                self.send_error(400, f"Bad request syntax ({line!r})")
+            return False
+        command, path, version = words
+        major, dot, minor = version[5:].partition(".")
+        if not version.startswith("HTTP/") or not dot or not major.isdigit() \
+                or not minor.isdigit() or len(major) > 10 or len(minor) > 10:
+            self.send_error(400, f"Bad request version ({version!r})")
+            return False
+        number = int(major), int(minor)
+        if number >= (2, 0):
+            self.send_error(505, f"Invalid HTTP version ({version[5:]})")
+            return False
+        self.close_connection = number < (1, 1)
+        self.request_version = version
+        self.command, self.path = command, path
+        if self.path.startswith("//"):
+            self.path = "/" + self.path.lstrip("/")
+        items: dict[str, str] = {}
+        last = ""
+        for _ in range(MAX_HEADERS + 1):
+            raw = self.rfile.readline(MAX_HEADER_LINE + 1)
+            if len(raw) > MAX_HEADER_LINE:
+                self.send_error(431, "Line too long", "header line")
+                return False
+            if raw in (b"\r\n", b"\n", b""):
+                break
+            text = raw.decode("iso-8859-1")
+            if text[0] in " \t" and last:  # an obsolete folded continuation line
+                items[last] += " " + text.strip()
+                continue
+            name, sep, value = text.partition(":")
+            if not sep:
+                continue  # as the email parser does, a malformed line is skipped
+            last = name.strip().lower()
+            items.setdefault(last, value.strip())
+        else:
+            self.send_error(431, "Too many headers", f"got more than {MAX_HEADERS} headers")
+            return False
+        self.headers = _Headers(items)  # type: ignore[assignment]
+        conntype = items.get("connection", "").lower()
+        if conntype == "close":
+            self.close_connection = True
+        elif conntype == "keep-alive":
+            self.close_connection = False
+        if items.get("expect", "").lower() == "100-continue" and number >= (1, 1):
+            return bool(self.handle_expect_100())
+        return True
 
     def log_message(self, format: str, *args: Any) -> None:
         if self.server.app.log_requests:

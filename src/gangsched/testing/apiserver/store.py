@@ -745,12 +745,18 @@ class Store:
         if spec.get("schedulingGates"):
             raise conflict("pods/binding", "", name,
                            f"pod {name} has non-empty .spec.schedulingGates")
-        new = copy.deepcopy(current.obj)
-        new.setdefault("spec", {})["nodeName"] = node
+        # Stored versions are never changed in place (every write copies first): the new
+        # version copies what it changes (metadata, spec, status) and shares the rest
+        # (containers, volumes, ...) with the old one, instead of a deep copy of the pod.
+        new = dict(current.obj)
+        new["metadata"] = dict(meta)
+        new["spec"] = {**spec, "nodeName": node}
         annotations = bmeta.get("annotations")
         if isinstance(annotations, Mapping) and annotations:
-            new["metadata"].setdefault("annotations", {}).update(annotations)
-        status = new.setdefault("status", {})
+            new["metadata"]["annotations"] = {**(meta.get("annotations") or {}),
+                                              **annotations}
+        old_status = current.obj.get("status")
+        status = new["status"] = dict(old_status) if isinstance(old_status, Mapping) else {}
         conditions = [c for c in status.get("conditions") or [] if c.get("type") !=
                       "PodScheduled"]
         conditions.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None,
