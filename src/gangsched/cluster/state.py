@@ -32,7 +32,9 @@ from gangsched.gang import Claim, TreeNode, claims_of, podsets
 
 BIG = np.int64(1 << 40)  # fit count standing for "unlimited" (a shape requesting nothing)
 _FIT_CACHE = 256
-_JOURNAL = 512  # changes an entry may lag behind before it is recomputed whole
+# changes an entry may lag behind before it is recomputed whole: this many, or one per 16
+# nodes on a larger cluster (patching that many nodes still costs less than recomputing)
+_JOURNAL = 512
 _SCALAR = 8  # an entry behind by at most this many nodes is patched in scalars
 
 Held = tuple[str, str, str, str, int]
@@ -82,6 +84,7 @@ class ClusterState:
         self._inv: list[float] | None = None
         self._journal: list[np.ndarray] = []  # nodes touched by generation base+1, base+2...
         self._journal_base = 0
+        self._journal_keep = max(_JOURNAL, n // 16)
         self.snapshot_of: ClusterState | None = None  # the state this one was copied from
         # facts of the static cluster (allocatable, masks, topology) kept by their users;
         # a snapshot shares them
@@ -324,7 +327,7 @@ class ClusterState:
         synced (from the journal), or recompute it when the journal no longer reaches."""
         since = e.generation - self._journal_base
         complete = self._journal_base + len(self._journal) == self.generation
-        if since < 0 or not complete or len(self._journal) - since > _JOURNAL:
+        if since < 0 or not complete or len(self._journal) - since > self._journal_keep:
             e.fit = self._compute(e.shape, e.mask, e.cap, slice(None))
             e.sums.clear()
             e.levels.clear()
@@ -403,8 +406,8 @@ class ClusterState:
                 free[r, nodes] += sign * a * counts
         self.generation += 1
         self._journal.append(nodes)
-        if len(self._journal) > 2 * _JOURNAL:
-            drop = len(self._journal) - _JOURNAL
+        if len(self._journal) > 2 * self._journal_keep:
+            drop = len(self._journal) - self._journal_keep
             del self._journal[:drop]
             self._journal_base += drop
 
