@@ -202,7 +202,7 @@ class ClusterView:
             return
         if uid is not None and uid in self._tombstones:
             return  # deleted by us: gone as far as the scheduler knows
-        pod = self._parse_pod(key, obj)
+        pod, reused = self._parse_pod(key, obj)
         if pod is None:
             if old is not None:
                 self._forget_pod(key)
@@ -249,6 +249,8 @@ class ClusterView:
             if pod.node_name:
                 events.append(("PodBound", key))
         if pod.scheduler_name == self.scheduler_name:
+            if reused and key in self._ours:
+                return  # a bind or a status change: the tree's input is the same
             spec = replace(pod, node_name=None)
             if self._ours.get(key) != spec:
                 self._ours[key] = spec
@@ -257,23 +259,27 @@ class ClusterView:
             del self._ours[key]
             self._dirty = True
 
-    def _parse_pod(self, key: str, obj: Obj) -> Pod | None:
-        """The parsed pod; a new version that differs only in ``nodeName`` and status
-        (a bind, the kubelet's updates) reuses the previous parse."""
+    def _parse_pod(self, key: str, obj: Obj) -> tuple[Pod | None, bool]:
+        """The parsed pod, and whether an earlier parse was reused: a new version that
+        differs only in ``nodeName`` and status (a bind, the kubelet's updates) reuses
+        the previous parse."""
         rv = str(_meta(obj).get("resourceVersion") or "")
         cached = self._parsed_pods.get(key)
         if cached is not None and cached.rv == rv and rv:
-            return cached.pod
+            return cached.pod, True
         shape = _pod_shape(obj)
-        if cached is not None and cached.shape == shape and cached.pod is not None:
+        reused = cached is not None and cached.shape == shape and cached.pod is not None
+        if reused:
+            assert cached is not None and cached.pod is not None
             spec = obj.get("spec")
             node = spec.get("nodeName") if isinstance(spec, Mapping) else None
-            pod: Pod | None = replace(cached.pod, node_name=node or None)
+            pod: Pod | None = cached.pod if cached.pod.node_name == (node or None) \
+                else replace(cached.pod, node_name=node or None)
         else:
             inputs = self._parse(PODS, key, obj)
             pod = inputs.pods[0] if inputs is not None and inputs.pods else None
         self._parsed_pods[key] = _ParsedPod(rv, shape, pod)
-        return pod
+        return pod, reused
 
     def _forget_pod(self, key: str) -> None:
         self.pods.pop(key, None)
