@@ -137,6 +137,7 @@ class Reflector:
         self.on_error = on_error
         self.synced = threading.Event()
         self.absent = False  # the server does not serve this resource (yet)
+        self.listed_at: float | None = None  # time.monotonic() when the last list began
         self.stats = ReflectorStats()
         self.resource_version = ""
         self._store: dict[str, Obj] = {}
@@ -241,6 +242,7 @@ class Reflector:
 
     def _list(self) -> None:
         """List every page; replace the store, queueing the differences."""
+        started = time.monotonic()
         items: dict[str, Obj] = {}
         cont: str | None = None
         rv = ""
@@ -267,6 +269,7 @@ class Reflector:
                         log.info("%s is not served; treating it as empty", self.kind.id,
                                  extra={"resource": self.kind.id})
                 self.absent = True
+                self.listed_at = started
                 self._replace({}, "")
                 return
             if err.status == 410 and cont:  # the continue token expired: start over
@@ -274,6 +277,7 @@ class Reflector:
             raise
         self.absent = False
         self.stats.lists += 1
+        self.listed_at = started
         self._replace(items, rv)
 
     def _replace(self, items: dict[str, Obj], rv: str) -> None:

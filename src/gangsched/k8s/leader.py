@@ -73,6 +73,8 @@ class LeaderElector:
         self._thread: threading.Thread | None = None
         self.transitions = 0  # times we became leader
         self.holder = ""  # the holder as last seen
+        self.acquired_at: float | None = None  # time.monotonic() when we last became leader
+        self.attempted = threading.Event()  # set after the first attempt (won or not)
 
     # -- state ----------------------------------------------------------------------------
 
@@ -95,6 +97,7 @@ class LeaderElector:
         if changed:
             if leader:
                 self.transitions += 1
+                self.acquired_at = time.monotonic()
             log.info("%s leadership of lease %s/%s", "acquired" if leader else "lost",
                      self.config.namespace, self.config.name,
                      extra={"identity": self.config.identity, "leader": leader})
@@ -111,6 +114,7 @@ class LeaderElector:
     def stop(self, release: bool = True, timeout: float = 5.0) -> None:
         """Stop campaigning; with ``release`` give the lease up if we hold it."""
         self._stop.set()
+        self.attempted.set()
         if self._thread is not None:
             self._thread.join(timeout)
         if release:
@@ -126,6 +130,7 @@ class LeaderElector:
                 ok = False
             if not ok and self._leader and not self.is_leader():
                 self._set_leader(False)  # renew_deadline passed without a renewal
+            self.attempted.set()
             self._stop.wait(self.config.retry_period)
 
     def try_acquire_or_renew(self) -> bool:
@@ -224,6 +229,11 @@ class LeaderElector:
 
 class AlwaysLeader:
     """``--leader-elect=false``: a single replica that always leads."""
+
+    def __init__(self) -> None:
+        self.acquired_at: float | None = time.monotonic()
+        self.attempted = threading.Event()
+        self.attempted.set()
 
     def is_leader(self) -> bool:
         return True

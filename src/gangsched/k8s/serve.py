@@ -10,12 +10,13 @@ scheduler and the cluster view:
    sleep until a delta arrives or the scheduler's next wakeup, at most ``max_wait``.
 
 Becoming leader, it lists every resource afresh (so that binds of the previous leader
-are seen) and builds a new :class:`~gangsched.scheduler.scheduler.Scheduler` from the
-API's state: bound pods (``spec.nodeName``) are adopted, never bound again, and gangs
-left partial by a crashed leader are repaired or evicted by the scheduler's health
-checks. Losing the lease, it drops the scheduler at once and waits as a standby (its
-caches stay warm). SIGTERM or SIGINT: stop the loop, flush status briefly, release
-the lease, stop the watches.
+are seen), but for those whose last list began after it took the lease (it campaigns
+once before its first lists), and builds a new
+:class:`~gangsched.scheduler.scheduler.Scheduler` from the API's state: bound pods
+(``spec.nodeName``) are adopted, never bound again, and gangs left partial by a crashed
+leader are repaired or evicted by the scheduler's health checks. Losing the lease, it
+drops the scheduler at once and waits as a standby (its caches stay warm). SIGTERM or
+SIGINT: stop the loop, flush status briefly, release the lease, stop the watches.
 
 Logs are JSON lines on stderr (``ts``, ``level``, ``logger``, ``msg`` and fields).
 """
@@ -426,10 +427,13 @@ class Server:
     def start(self) -> None:
         if self.health is not None:
             self.health.start()
+        # The first campaign goes before the first lists (for a moment at most): a
+        # replica that wins it lists after taking the lease and need not list again.
+        self.leader.start()
+        self.leader.attempted.wait(min(2.0, self.config.retry_period))
         for r in self.reflectors:
             r.start()
         self.writer.start()
-        self.leader.start()
 
     def run(self) -> int:
         """Serve until stopped; returns the exit status."""
@@ -493,8 +497,16 @@ class Server:
 
     def _lead(self) -> None:
         """Just became leader: catch up with the API, then build a scheduler."""
-        log.info("leading: relisting before scheduling", extra={"identity": self.identity})
-        done = [r.relist() for r in self.reflectors]
+        # What a previous leader bound must be in the cache: every resource is listed
+        # afresh, unless its last list began after the lease was ours (a replica that
+        # won the lease before its first lists).
+        acquired = self.leader.acquired_at
+        stale = [r for r in self.reflectors if acquired is None or r.listed_at is None
+                 or r.listed_at < acquired]
+        log.info("leading: relisting before scheduling", extra={
+            "identity": self.identity, "relisted": len(stale),
+            "fresh": len(self.reflectors) - len(stale)})
+        done = [r.relist() for r in stale]
         deadline = time.monotonic() + 30
         for ev in done:
             while not ev.is_set() and not self._stop.is_set() and time.monotonic() < deadline:
