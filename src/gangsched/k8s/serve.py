@@ -98,7 +98,7 @@ class ServeConfig:
     authenticate: bool | None = None  # bearer tokens via TokenReview/SAR; None: in a cluster
     dashboard: bool = False  # serve the live view at /dashboard
     topology: Sequence[str] | None = None  # node label keys, widest first
-    bind_workers: int = 16  # binds on the wire at once (0: one at a time, in the loop)
+    bind_workers: int = 8  # binds on the wire at once (0: one at a time, in the loop)
     events_qps: float = 50.0
     events_burst: int = 100
     sync_timeout: float = 120.0  # seconds to wait for the first lists before giving up
