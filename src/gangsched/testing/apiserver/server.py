@@ -646,25 +646,22 @@ class _Handler(BaseHTTPRequestHandler):
         store = self.server.app.store
         r = t.resource
         matches = self._selectors(r, query)
-        items, rv = store.select(r, t.namespace, matches)
         token = _first(query, "continue")
-        if token:
-            start = _decode_continue(token)
-            items = [s for s in items if (s.obj["metadata"].get("namespace", ""),
-                                          s.obj["metadata"]["name"]) > start]
-        meta: dict[str, Any] = {"resourceVersion": str(rv)}
+        start = _decode_continue(token) if token else None
+        limit = 0
         limit_text = _first(query, "limit")
         if limit_text:
             try:
-                limit = int(limit_text)
+                limit = max(0, int(limit_text))
             except ValueError:
                 raise bad_request(f"invalid limit {limit_text!r}") from None
-            if 0 < limit < len(items):
-                last = items[limit - 1].obj["metadata"]
-                meta["continue"] = _continue_token((last.get("namespace", ""), last["name"]),
-                                                   rv)
-                meta["remainingItemCount"] = len(items) - limit
-                items = items[:limit]
+        items, rv, more = store.page(r, t.namespace, matches, start, limit)
+        meta: dict[str, Any] = {"resourceVersion": str(rv)}
+        if more:
+            last = items[-1].obj["metadata"]
+            meta["continue"] = _continue_token((last.get("namespace", ""), last["name"]), rv)
+            if matches is None:  # as kube-apiserver: no count when selectors were given
+                meta["remainingItemCount"] = more
         wanted = _accept(self.headers.get("Accept", ""))
         if wanted == "Table":
             include = _first(query, "includeObject", "Metadata") or "Metadata"

@@ -14,6 +14,7 @@ and list snapshots can share them; everything handed out is a copy.
 
 from __future__ import annotations
 
+import bisect
 import builtins
 import copy
 import functools
@@ -307,6 +308,33 @@ class Store:
                 if matches is None or matches(stored.obj):
                     chosen.append(stored)
             return chosen, self._rv
+
+    def page(self, r: Resource, namespace: str | None, matches: Predicate | None,
+             after: Key | None, limit: int) -> tuple[builtins.list[Stored], int, int | None]:
+        """One page of a list: up to ``limit`` (0: no limit) matching stored versions
+        after the key ``after``, in order; the resourceVersion of the snapshot; and how
+        many more match: exact without selectors (``remainingItemCount``), 1 when there
+        are more but the selectors were not run on them all (kube-apiserver omits the
+        count then too), 0 when none. A page costs the objects it holds, not the whole
+        collection."""
+        with self._lock:
+            objects = self._objects[r]
+            keys = sorted(objects)
+            lo, hi = 0, len(keys)
+            if namespace is not None:
+                lo = bisect.bisect_left(keys, (namespace,))
+                hi = bisect.bisect_left(keys, (namespace + "\x00",))
+            if after is not None:
+                lo = max(lo, bisect.bisect_right(keys, after))
+            chosen: builtins.list[Stored] = []
+            for i in range(lo, hi):
+                stored = self.view(r, objects[keys[i]])
+                if matches is not None and not matches(stored.obj):
+                    continue
+                if limit and len(chosen) >= limit:
+                    return chosen, self._rv, (hi - i if matches is None else 1)
+                chosen.append(stored)
+            return chosen, self._rv, 0
 
     def count(self, ref: str | Resource) -> int:
         with self._lock:
