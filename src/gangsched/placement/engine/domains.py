@@ -232,7 +232,7 @@ class Domains:
             # room for wanted extras (more is better), then slack (less is better), then index
             slack = np.minimum(main_sum[ids] - (main.count if dems else 0), BIG)
             room = np.minimum(slack, facts.want(node))
-            ids = ids[np.argsort((BIG - room) * (BIG + 1) + slack, kind="stable")]
+            ids = ids[np.lexsort((slack, -room))]  # stable: ties keep index order
         return Candidates(starts[ids], ends[ids], ids + d0, level, self.topo, sel), seen
 
     def _none_hold(self, node: TreeNode, level: Level, lo: int, hi: int, d0: int, d1: int,
