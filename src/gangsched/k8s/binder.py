@@ -27,7 +27,6 @@ import random
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from gangsched.api.types import Pod
@@ -197,22 +196,37 @@ class BindPool:
             raise ValueError("a BindPool needs at least one worker")
         self._bind = bind
         self.workers = workers
-        self._executor = ThreadPoolExecutor(workers, thread_name_prefix="bind")
+        self._todo: queue.SimpleQueue[tuple[Pod, str] | None] = queue.SimpleQueue()
         self._slots = threading.BoundedSemaphore(max_pending or workers * 4)
         self._done: queue.SimpleQueue[BindResult] = queue.SimpleQueue()
         self._on_done = on_done
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
+        self._closed = False
         self.pending = 0  # submitted, not finished
+        self._threads: list[threading.Thread] = []  # started with the first bind
 
     def submit(self, pod: Pod, node: str) -> None:
         self._slots.acquire()
         with self._lock:
             self.pending += 1
-        try:
-            self._executor.submit(self._run, pod, node)
-        except RuntimeError:  # shut down
+            closed = self._closed
+            if not self._threads and not closed:
+                self._threads = [threading.Thread(target=self._work, name=f"bind-{i}",
+                                                  daemon=True) for i in range(self.workers)]
+                for t in self._threads:
+                    t.start()
+        if closed:
             self._finish(BindResult(pod, node, BindError("the binder is shut down")))
+        else:
+            self._todo.put((pod, node))
+
+    def _work(self) -> None:
+        while True:
+            item = self._todo.get()
+            if item is None:
+                return
+            self._run(*item)
 
     def _run(self, pod: Pod, node: str) -> None:
         error: BindError | None = None
@@ -255,7 +269,13 @@ class BindPool:
         return True
 
     def close(self) -> None:
-        self._executor.shutdown(wait=False, cancel_futures=False)
+        """Stop the workers once the binds queued so far are done (without waiting)."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        for _ in self._threads:
+            self._todo.put(None)
 
 
 @dataclass
