@@ -64,6 +64,16 @@ def test_bench_place_rejects_unknown_sizes(run: Run, tmp_path: Path) -> None:
     assert_one_line_error(run("bench", "quality", "--instances", "0"), "--instances")
     assert_one_line_error(run("bench", "throughput", "--case", "tas 1 x 1"), "--case")
     assert_one_line_error(run("bench", "throughput", "--repeat", "0"), "--repeat")
+    assert_one_line_error(run("bench", "place", "--case", "nope"), "--case")
+
+
+def test_bench_place_runs_only_the_cases_named(run: Run, tmp_path: Path) -> None:
+    out = tmp_path / "place.json"
+    result = run("bench", "place", "--sizes", "512", "--decisions", "2", "--case", "wide-1024",
+                 "--output-file", out)
+    assert result.exit_code == 0, result.output
+    [case] = json.loads(out.read_text())["cases"]
+    assert (case["case"], case["pods"]) == ("wide-1024", 1024) and case["floor_cpu_us"] > 0
 
 
 def test_bench_batch_compares_place_with_the_optimum_and_best_fit(run: Run) -> None:

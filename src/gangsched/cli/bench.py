@@ -81,6 +81,9 @@ def place_cmd(
     sizes: Annotated[str, typer.Option("--sizes", help="Cluster sizes, comma-separated.")] = (
         "512,5000,15000,50000"),
     decisions: Annotated[int, typer.Option("--decisions", help="Decisions per case.")] = 200,
+    case: Annotated[list[str] | None, typer.Option(
+        "--case", help="Only these cases (repeatable; default: every case but wide-1024).",
+        show_default=False)] = None,
     output: OutputOption = Format.table,
     output_file: FileOption = None,
 ) -> None:
@@ -88,7 +91,13 @@ def place_cmd(
     (one vectorized fit + domain-sum pass on the same cluster, same run)."""
     from rich.table import Table
 
-    from gangsched.bench.place import SIZES, run_place_bench
+    from gangsched.bench.place import CASES, EXTRA_CASES, SIZES, run_place_bench
+
+    known = [*CASES, *EXTRA_CASES]
+    for wanted in case or ():
+        if wanted not in known:
+            raise InputError(f"unknown case {wanted!r} (cases: {', '.join(known)})",
+                             field="--case")
 
     try:
         chosen = [int(s) for s in sizes.split(",") if s.strip()]
@@ -99,17 +108,19 @@ def place_cmd(
         raise InputError(f"sizes must be among {', '.join(map(str, SIZES))}", field="--sizes")
     if decisions < 1:
         raise InputError("must be at least 1", field="--decisions")
-    result = run_place_bench(chosen, decisions=decisions, progress=_progress)
+    result = run_place_bench(chosen, cases=case or tuple(CASES), decisions=decisions,
+                             progress=_progress)
     table = Table(title="bench place: decision latency, dry runs and committed (µs)",
                   title_justify="left")
     for col in ("nodes", "case", "pods", "admitted", "p50", "p99", "cpu p50", "commit cpu p50",
-                "commit cpu p99", "floor", "p50/floor", "commit p99/floor", "RSS MiB"):
+                "commit cpu p99", "floor", "floor cpu", "p50/floor", "commit cpu p99/floor cpu",
+                "RSS MiB"):
         table.add_column(col, justify="left" if col == "case" else "right")
     for c in result.cases:
         table.add_row(f"{c.nodes:,}", c.case, str(c.pods), f"{c.admitted}/{c.decisions}",
                       f"{c.p50_us:,.0f}", f"{c.p99_us:,.0f}", f"{c.cpu_p50_us:,.0f}",
                       f"{c.commit_cpu_p50_us:,.0f}", f"{c.commit_cpu_p99_us:,.0f}",
-                      f"{c.floor_us:,.0f}", f"{c.p50_ratio:.1f}",
+                      f"{c.floor_us:,.0f}", f"{c.floor_cpu_us:,.0f}", f"{c.p50_ratio:.1f}",
                       f"{c.commit_cpu_p99_ratio:.1f}", f"{result.peak_rss_mib[c.nodes]:,.0f}")
     _emit(result.as_dict(), table, output, output_file)
 
