@@ -26,6 +26,7 @@ MECHANISMS: dict[str, str] = {
     "narrow": "the narrowest domain that holds a unit first",
     "keep_whole": "fullest racks first among equally full nodes (fragmentation)",
     "backtrack": "backtracking over earlier siblings' choices",
+    "reserve": "starvation reservations (and so backfill)",
     "backfill": "backfill around reservations",
 }
 # (metric, better): what the report shows for each mechanism

@@ -217,6 +217,9 @@ class Gangsched(_EnginePolicy):
                            "racks stay whole (ablation: false)"),
         "backtrack": Knob(True, (True, False),
                           "backtrack over earlier siblings' choices (ablation: false)"),
+        "reserve": Knob(True, (True, False),
+                        "a unit queued longer than reserve_after reserves its best domain "
+                        "against later units (ablation: false)"),
         "backfill": Knob(True, (True, False),
                          "a unit whose run-time limit ends before a reserved domain's unit "
                          "can start may use that domain (ablation: false)"),
@@ -227,7 +230,7 @@ class Gangsched(_EnginePolicy):
     def __init__(self, **knobs: Any) -> None:
         super().__init__(**knobs)
         self.min_first = self.reclaim = bool(self.knobs["min_first"])
-        self.reserve = True
+        self.reserve = bool(self.knobs["reserve"])
         self.backfill = bool(self.knobs["backfill"])
 
     def engine_options(self) -> Options:
