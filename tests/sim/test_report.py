@@ -358,3 +358,15 @@ def test_report_renders_in_headless_chromium(
                                            for i in (1, 3, 5)))
     assert color_pixels(image, band, 0.03) > 5000, "waste band of the allocation plot"
     assert color_pixels(image, WASTE_COLOR, 0.05) > 5000, "waste bars of the GPU-hours plot"
+
+
+def test_locality_per_level_counts_units_by_how_much_wider_than_needed() -> None:
+    from dataclasses import replace
+
+    from gangsched.sim.metrics import summarize
+
+    scores = [1.0, 1.0, 0.5, 1 / 3, 0.25]  # 0, 0, 1, 2 and 3 levels wider than needed
+    run = PolicyRun("p", "", units=[replace(unit(i, 60.0), locality=x)
+                                    for i, x in enumerate(scores)])
+    s = summarize(run, HORIZON, WARMUP)
+    assert (s["locality"], s["locality_wider_1"], s["locality_wider_2"]) == (0.4, 0.2, 0.4)

@@ -28,8 +28,9 @@ Definitions (all from a :class:`~gangsched.sim.result.PolicyRun`):
 - ``completion_p50/p95/mean``: seconds from arrival to completion, finished jobs only.
 - ``locality``: share of admitted units whose pods, at admission, lay inside one domain
   of the narrowest level that could hold them (``locality_mean``: mean of per-unit scores,
-  1 / (1 + levels wider than needed)). ``pd_distance_mean``: prefill-decode distance in
-  topology levels (0 = same host, 1 = same lowest level, ...).
+  1 / (1 + levels wider than needed); per level: ``locality_wider_1`` the share one
+  level wider than needed, ``locality_wider_2`` two or more). ``pd_distance_mean``:
+  prefill-decode distance in topology levels (0 = same host, 1 = same lowest level, ...).
 - ``fragmentation_mean``: time mean of the sampled share of free GPUs on partly used nodes.
 - ``decision_latency_p50_ms`` / ``_p99_ms``: wall-clock time per placement decision (an
   engine search; answers from a policy's cache of identical rejections are not decisions
@@ -82,6 +83,7 @@ def summarize(run: PolicyRun, horizon: float, warmup: float = 0.0) -> dict[str, 
                  for u in units]
     done = [u.finished - u.arrival for u in units if u.finished is not None]
     loc = [u.locality for u in admitted if u.locality is not None]
+    wider = [round(1.0 / x - 1.0) for x in loc]  # levels wider than needed, per unit
     pd = [float(u.pd_distance) for u in admitted if u.pd_distance is not None]
     s = [x for x in run.samples if x.time >= warmup] or run.samples[-1:]
     lat = run.decision_latency_ms
@@ -122,6 +124,8 @@ def summarize(run: PolicyRun, horizon: float, warmup: float = 0.0) -> dict[str, 
         "completion_mean": _mean(done),
         "locality": _r(sum(1 for x in loc if x >= 1.0) / len(loc)) if loc else None,
         "locality_mean": _mean(loc),
+        "locality_wider_1": _r(wider.count(1) / len(wider)) if wider else None,
+        "locality_wider_2": _r(sum(1 for x in wider if x >= 2) / len(wider)) if wider else None,
         "pd_distance_mean": _mean(pd),
         "fragmentation_mean": _mean([x.fragmentation for x in s]),
         "decisions": len(lat),
