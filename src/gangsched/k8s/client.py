@@ -53,32 +53,19 @@ WATCH_READ_GRACE = 30.0  # seconds beyond the server-side watch timeout before g
 def _error(err: BaseException) -> KubeError:
     """A :class:`KubeError` for anything the client raised on the wire."""
     if isinstance(err, ApiException):
-        message, reason, retry_after = str(err.reason or ""), "", None
         body = err.body
-        if isinstance(body, bytes):
-            body = body.decode("utf-8", "replace")
-        if body:
-            try:
-                status = json.loads(body)
-            except ValueError:
-                message = body.strip()[:500] or message
-            else:
-                if isinstance(status, dict):
-                    message = str(status.get("message") or message)
-                    reason = str(status.get("reason") or "")
-        headers = err.headers or {}
-        raw_retry = headers.get("Retry-After")
-        with contextlib.suppress(TypeError, ValueError):
-            retry_after = float(raw_retry) if raw_retry else None
-        return KubeError(int(err.status) if err.status else None, message, reason=reason,
-                         retry_after=retry_after)
+        if isinstance(body, str):
+            body = body.encode("utf-8")
+        headers = {str(k).lower(): v for k, v in (err.headers or {}).items()}
+        return _status_error(int(err.status) if err.status else None, err.reason,
+                             body or None, headers)
     return KubeError(None, f"{type(err).__name__}: {err}")
 
 
-def _status_error(status: int, reason: str | None, body: bytes | None,
+def _status_error(status: int | None, reason: str | None, body: bytes | None,
                   headers: Any) -> KubeError:
-    """A :class:`KubeError` for a non-2xx reply (as :func:`_error` makes of the client's
-    ``ApiException``)."""
+    """A :class:`KubeError` for a non-2xx reply: the Status object's message and reason
+    when the body is one, and the Retry-After header (``headers`` keyed in lower case)."""
     message, why, retry_after = str(reason or ""), "", None
     text = body.decode("utf-8", "replace") if body else ""
     if text:
@@ -93,7 +80,7 @@ def _status_error(status: int, reason: str | None, body: bytes | None,
     raw_retry = headers.get("retry-after") if headers is not None else None
     with contextlib.suppress(TypeError, ValueError):
         retry_after = float(raw_retry) if raw_retry else None
-    return KubeError(int(status), message, reason=why, retry_after=retry_after)
+    return KubeError(status, message, reason=why, retry_after=retry_after)
 
 
 _WIRE_ERRORS: tuple[type[BaseException], ...] = (
