@@ -191,6 +191,26 @@ def test_preferred_constraint_keeps_the_narrow_domain_when_it_fits() -> None:
     assert d.admitted and len(labels_of(state, d, RACK)) == 1
 
 
+def test_a_minimum_that_needs_two_nodes_is_kept_in_one_rack_when_one_holds_it() -> None:
+    # one block, two racks of two 8-GPU hosts: r0 has one empty host (the other full),
+    # r1 one empty host and one with 4 GPUs free. A prefill pod (8 GPUs) and a decode
+    # pod (4 GPUs) fit together only in r1. Trying hosts first (Options.narrow) must not
+    # let the decode pod leave the prefill pod's host for any node of the block: the
+    # narrow tiers are for locality, only extras spill out of them
+    state = cluster((("zone", 1), ("block", 1), ("rack", 2), ("host", 2)),
+                    alloc={"cpu": 64_000, GPU: 8, "pods": 110})
+    names = [n.name for n in state.topology.nodes]
+    take(state, names[1], gpu=8)  # r0: one host full
+    take(state, names[3], gpu=4)  # r1: 4 GPUs free on its second host
+    unit = group("app", [podset("app/prefill", 1, gpu=8), podset("app/decode", 1, gpu=4)],
+                 topology=cons("block"))
+    d = place(unit, state, commit=False)
+    assert d.admitted and len(labels_of(state, d, RACK)) == 1
+    # without the narrow tiers the decode pod takes the tightest node of the block
+    wide = place(unit, state, Options(narrow=False), commit=False)
+    assert wide.admitted and len(labels_of(state, wide, RACK)) == 2
+
+
 def test_heterogeneous_replica_cpu_leader_and_gpu_workers() -> None:
     cpu_nodes = [node(f"cpu-{i}", {RACK: "r0", ZONE: "z"}, gpu=0) for i in range(2)]
     gpu_nodes = [node(f"gpu-{i}", {RACK: "r0", ZONE: "z"}, gpu=8, cpu=8_000) for i in range(2)]

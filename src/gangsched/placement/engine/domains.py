@@ -18,7 +18,10 @@ parent's scope, best first (DESIGN.md sections 2.4, 2.5 and 3).
   the first few candidates are dry-run and reordered by the resulting score: room for the
   wanted extras, then tight fit (least capacity left), then fewest nodes touched.
 - **Spill scopes.** Where extras may go when the chosen domain is full (preferred
-  constraints only).
+  constraints, and the levels a node tries first only for locality). A minimum may spill
+  only into the scopes of preferred constraints: a node narrowed for locality
+  (``Options.narrow``) holds its whole minimum in the narrow domain, or that domain
+  fails and the next wider level is tried.
 - **Exclusive domains.** A node that owns its domain of a key (an exclusive constraint,
   gang.py) drops the candidates inside a domain of that key where another owner of the
   same set has pods (in this unit, or running), before any dry run.
@@ -95,6 +98,8 @@ class Domains:
         self.topo = facts.topo
         self.fit_order = fit_order  # Options.domain_order == "fit"
         self.narrow = narrow  # Options.narrow
+        # spill scopes of nodes narrowed only for locality, by id (kept alive here)
+        self._extras_only: dict[int, Scope] = {}
         self._tiers: dict[int, list[Level | None]] = {}  # by node identity, as facts are
 
     def capacity_in(self, dem: Demand, lo: int, hi: int, sel: np.ndarray | None) -> np.ndarray:
@@ -169,16 +174,30 @@ class Domains:
         (only up to its required domain, when it also has one)."""
         if c.level is None:
             return spill
-        if preferred_key(node) is None and not self._narrowed(node):
+        preferred = preferred_key(node) is not None
+        if not preferred and not self._narrowed(node):
             return ()
         lo, hi, sel = scope
         req = self.facts.required(node)
         if req is None:
-            return ((lo, hi, sel), *spill)
-        lv = self.topo.level_for(req)
-        assert lv is not None
-        d = int(lv.node_domain[c.lo])
-        return ((max(int(lv.starts[d]), lo), min(int(lv.ends[d]), hi), sel),)
+            wider: Scope = (lo, hi, sel)
+            out: Spill = (wider, *spill)
+        else:
+            lv = self.topo.level_for(req)
+            assert lv is not None
+            d = int(lv.node_domain[c.lo])
+            wider = (max(int(lv.starts[d]), lo), min(int(lv.ends[d]), hi), sel)
+            out = (wider,)
+        if not preferred:  # narrowed for locality only: for extras, not minimums
+            self._extras_only[id(wider)] = wider
+        return out
+
+    def for_minimum(self, spill: Spill) -> Spill:
+        """The scopes of ``spill`` a minimum may use: not those of nodes narrowed only
+        for locality."""
+        if not self._extras_only:
+            return spill
+        return tuple(s for s in spill if id(s) not in self._extras_only)
 
     def nested(
         self, node: TreeNode, level: Level | None, lo: int, hi: int,

@@ -28,6 +28,7 @@ class Options:
     node_order: Literal["pack", "spread"] = "pack"
     # locality: a unit (and any group with a required level) tries the narrowest level
     # first and widens level by level up to what it requires, like a preferred constraint
+    # (its whole minimum inside the narrow domain; only extras spill out of it)
     narrow: bool = True
     # fragmentation: among equally full nodes, those in the fullest lowest domains (racks)
     # first, so clean racks stay whole for the gangs that need a whole rack

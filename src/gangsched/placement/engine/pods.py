@@ -21,7 +21,7 @@ from gangsched.cluster.state import Shape, Transaction
 from gangsched.cluster.topology import HOSTNAME
 from gangsched.gang import PodSet
 from gangsched.placement.engine.facts import Facts
-from gangsched.placement.engine.values import Scope, SetPlacement
+from gangsched.placement.engine.values import Scope, SetPlacement, Spill
 
 
 class Pods:
@@ -37,11 +37,12 @@ class Pods:
         # racks: the lowest level above hosts, when packing and asked to keep racks whole
         self.racks = lowest[-1] if keep_whole and pack and lowest else None
 
-    def add(self, res: SetPlacement, count: int) -> int:
-        """Place up to ``count`` more pods of res's set inside its scope (then the wider
-        scopes, for preferred constraints); returns how many were placed."""
+    def add(self, res: SetPlacement, count: int, spill: Spill | None = None) -> int:
+        """Place up to ``count`` more pods of res's set inside its scope, then the wider
+        scopes of ``spill`` (default: every scope it may spill into); returns how many
+        were placed."""
         done = self._add_in(res, count, (res.lo, res.hi, res.sel))
-        for scope in res.outer:
+        for scope in res.outer if spill is None else spill:
             if done >= count:
                 break
             done += self._add_in(res, count - done, scope)

@@ -212,7 +212,12 @@ class Search:
         outer = self.domains.outer(node, c, scope, spill)
         if isinstance(node, PodSet):
             res = SetPlacement(node, c.lo, c.hi, outer, c, c.sel)
-            if node.min_pods and self.pods.add(res, node.min_pods) < node.min_pods:
+            # the minimum spills only where a preferred constraint allows it: a scope a
+            # node tried narrower only for locality (Options.narrow) is for extras, so
+            # a minimum that does not fit its narrow domain fails there and the next
+            # wider level is tried as a candidate of its own
+            if node.min_pods and self.pods.add(
+                    res, node.min_pods, self.domains.for_minimum(outer)) < node.min_pods:
                 return None
             return res
         return self._place_group(node, c, outer)
