@@ -241,6 +241,12 @@ class Domains:
             if i == 0:
                 main_sum = sums
             ok_mask &= sums >= dem.count
+        if within is not None and len(dems) > 1 and ok_mask.any():
+            # a level tried before the required one (for locality): pods of several
+            # shapes may each pass on the same nodes, so the domain's free resources must
+            # also cover all of them together (the required level, whose candidates a
+            # rejection is explained by, keeps the per-shape bound alone)
+            ok_mask &= self._holds_together(dems, lo, hi, starts, sel)
         ids = np.flatnonzero(ok_mask)
         # order (and explain) by the main shape: of the minimum, else of what is asked
         main = dems[0] if dems else next(iter(facts.desired(node)), None)
@@ -253,6 +259,20 @@ class Domains:
             room = np.minimum(slack, facts.want(node))
             ids = ids[np.lexsort((slack, -room))]  # stable: ties keep index order
         return Candidates(starts[ids], ends[ids], ids + d0, level, self.topo, sel), seen
+
+    def _holds_together(self, dems: list[Demand], lo: int, hi: int, starts: np.ndarray,
+                        sel: np.ndarray | None) -> np.ndarray:
+        """Per domain (slices from ``starts`` to the next, inside [lo, hi)): whether its
+        free resources cover every demand's pods at once (a necessary condition)."""
+        need: dict[int, int] = {}
+        for dem in dems:
+            for r, v in zip(dem.shape.index, dem.shape.amount, strict=True):
+                need[r] = need.get(r, 0) + v * dem.count
+        free = np.maximum(self.state.free[list(need), lo:hi], 0)
+        if sel is not None:
+            free = free * sel[lo:hi]
+        sums = np.add.reduceat(free, starts - lo, axis=1)
+        return np.all(sums >= np.array(list(need.values()))[:, None], axis=0)
 
     def _none_hold(self, node: TreeNode, level: Level, lo: int, hi: int, d0: int, d1: int,
                    sel: np.ndarray | None) -> tuple[Candidates, Seen]:
