@@ -241,7 +241,7 @@ class Domains:
             if i == 0:
                 main_sum = sums
             ok_mask &= sums >= dem.count
-        if within is not None and len(dems) > 1 and ok_mask.any():
+        if len(dems) > 1 and level.key != facts.required(node) and ok_mask.any():
             # a level tried before the required one (for locality): pods of several
             # shapes may each pass on the same nodes, so the domain's free resources must
             # also cover all of them together (the required level, whose candidates a
