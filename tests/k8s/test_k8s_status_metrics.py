@@ -92,6 +92,15 @@ def test_the_writer_thread_only_writes_while_leading() -> None:
     assert w.stats.events == 1
 
 
+def test_status_updates_and_events_take_turns() -> None:
+    w = StatusWriter(FakeAPI())
+    for i in range(3):
+        w.status(VOLCANO_PODGROUPS, "default", f"g{i}", {"phase": "Running"})
+        w.pod_event(POD, "Normal", "Scheduled", str(i))
+    kinds = [type(w._next()).__name__ for _ in range(6)]
+    assert kinds == ["_StatusItem", "_EventItem"] * 3 and w.backlog == 0
+
+
 def test_the_queue_is_bounded() -> None:
     w = StatusWriter(FakeAPI(), max_queue=2)
     for i in range(5):

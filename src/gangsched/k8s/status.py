@@ -158,6 +158,7 @@ class StatusWriter:
         self._no_status_subresource: set[str] = set()
         self._cond = threading.Condition()
         self._stop = threading.Event()
+        self._event_turn = False  # with both queued, status updates and events alternate
         self._thread: threading.Thread | None = None
         self._last_prune = clock()
         self._failures = 0  # status writes failed in a row: the retry backoff
@@ -219,11 +220,15 @@ class StatusWriter:
         with self._cond:
             while not self._stop.is_set() and not self._events and not self._statuses:
                 self._cond.wait(0.5)
+            # take turns when both wait: a steady stream of status updates (a large gang
+            # binding) must not hold every event back, nor events the statuses
+            if self._events and (self._event_turn or not self._statuses):
+                self._event_turn = False
+                return self._events.popleft()
             if self._statuses:
+                self._event_turn = True
                 key = next(iter(self._statuses))
                 return self._statuses.pop(key)
-            if self._events:
-                return self._events.popleft()
             return None
 
     def _run(self) -> None:
