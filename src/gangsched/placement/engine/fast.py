@@ -63,7 +63,12 @@ def _replica_sets(unit: Group, state: ClusterState
     (None: none), when every child is a required replica of the fast shape; None
     otherwise."""
     kids = unit.children
-    if not kids or unit.min_groups != len(kids):
+    # every child required; or one pod set the group needs whole by its pod count (a
+    # Workload API or Volcano gang: min_groups 0, min_pods = its pods), which the generic
+    # search places as it would place it as a required child
+    basic = (unit.min_groups == 0 and len(kids) == 1 and isinstance(kids[0], PodSet)
+             and unit.min_pods == len(kids[0].pods))
+    if not kids or (unit.min_groups != len(kids) and not basic):
         return None
     sets: list[PodSet] = []
     keys: set[str | None] = set()
