@@ -155,6 +155,7 @@ def test_pods_join_through_the_annotation_in_their_namespace(tmp_path: Path) -> 
     names = {w.name: w for w in p.workloads}
     assert list(names["team/llm"].pods) == ["team/a"]
     assert names["other/llm"].waiting == "waiting for PodGroup other/llm: not found"
+    assert list(names["other/llm"].pods) == ["other/b"]  # it waits with its pods
 
 
 def test_too_few_pods_waits_and_a_leaf_short_of_pods_is_left_out(tmp_path: Path) -> None:

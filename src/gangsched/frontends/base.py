@@ -16,8 +16,9 @@ front-end.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Protocol, TypeVar
 
 from gangsched.api.loader import Inputs, Kind
 from gangsched.api.types import Pod
@@ -40,6 +41,38 @@ class Contribution:
 
 
 Builder = Callable[[Inputs], Contribution]
+
+
+class _Keyed(Protocol):
+    @property
+    def key(self) -> str: ...
+
+
+G = TypeVar("G", bound=_Keyed)
+
+
+def add_groups(out: Contribution, groups: Iterable[G], members: Mapping[str, list[Pod]],
+               build: Callable[[G, list[Pod]], tuple[Workload, list[str]]],
+               kind: str) -> None:
+    """Workloads for ``groups`` (PodGroups the pods name by ``namespace/name``), each
+    built with its member pods; pods naming a group that is not in the inputs wait for
+    it, with their pending pods. Every member pod is claimed."""
+    known: set[str] = set()
+    for g in groups:
+        known.add(g.key)
+        mine = members.get(g.key, [])
+        workload, warnings = build(g, mine)
+        out.workloads.append(workload)
+        out.warnings.extend(warnings)
+        out.claimed.update(p.key for p in mine)
+    for key in sorted(set(members) - known):
+        orphans = members[key]
+        out.claimed.update(p.key for p in orphans)
+        if any(not p.node_name for p in orphans):
+            out.workloads.append(Workload(
+                name=key, kind=kind, tree=None,
+                pods={p.key: p for p in orphans if not p.node_name},
+                waiting=f"waiting for PodGroup {key}: not found"))
 
 
 @dataclass(frozen=True)

@@ -76,7 +76,7 @@ from gangsched.api.loader import (
 )
 from gangsched.api.objects import about, as_int, as_mapping, as_str, mappings, object_name
 from gangsched.api.types import Pod
-from gangsched.frontends.base import Contribution, FrontEnd
+from gangsched.frontends.base import Contribution, FrontEnd, add_groups
 from gangsched.frontends.networktopology import Origin
 from gangsched.frontends.pods import identical, natural_key, podset
 from gangsched.gang import Constraint, Group, PodSet, TreeNode
@@ -578,20 +578,8 @@ def build(inputs: Inputs) -> Contribution:
         key = group_of(pod)
         if key is not None:
             members.setdefault(key, []).append(pod)
-    known: set[str] = set()
-    for pg in kai_podgroups(inputs):
-        known.add(pg.key)
-        mine = members.get(pg.key, [])
-        workload, warnings = build_workload(pg, mine, topos)
-        out.workloads.append(workload)
-        out.warnings.extend(warnings)
-        out.claimed.update(p.key for p in mine)
-    for key in sorted(set(members) - known):
-        orphans = members[key]
-        out.claimed.update(p.key for p in orphans)
-        if any(not p.node_name for p in orphans):
-            out.workloads.append(Workload(name=key, kind=KIND, tree=None,
-                                          waiting=f"waiting for PodGroup {key}: not found"))
+    add_groups(out, kai_podgroups(inputs), members,
+               lambda pg, mine: build_workload(pg, mine, topos), KIND)
     return out
 
 

@@ -61,7 +61,7 @@ from gangsched.api.objects import (
 from gangsched.api.quantity import parse_resources
 from gangsched.api.types import LabelSelector, Pod
 from gangsched.cluster.topology import infer_levels
-from gangsched.frontends.base import Contribution, FrontEnd
+from gangsched.frontends.base import Contribution, FrontEnd, add_groups
 from gangsched.frontends.networktopology import (
     HyperNode,
     NetworkTopology,
@@ -506,23 +506,8 @@ def add_gangs(out: Contribution, groups: Sequence[PodGroup], pods: Sequence[Pod]
               tiers: Tiers, kind: str = "PodGroup") -> None:
     """Workloads for ``groups`` with their member pods among ``pods``; pods naming a
     PodGroup that is not there wait for it. Every member pod is claimed."""
-    members = members_by_group(pods)
-    known = set()
-    for pg in groups:
-        known.add(pg.key)
-        mine = members.get(pg.key, [])
-        workload, warnings = build_workload(pg, mine, tiers, kind)
-        out.workloads.append(workload)
-        out.warnings.extend(warnings)
-        out.claimed.update(p.key for p in mine)
-    for key in sorted(set(members) - known):
-        orphans = members[key]
-        out.claimed.update(p.key for p in orphans)
-        if any(not p.node_name for p in orphans):
-            out.workloads.append(Workload(
-                name=key, kind=kind, tree=None,
-                pods={p.key: p for p in orphans if not p.node_name},
-                waiting=f"waiting for PodGroup {key}: not found"))
+    add_groups(out, groups, members_by_group(pods),
+               lambda pg, mine: build_workload(pg, mine, tiers, kind), kind)
 
 
 # -- the builder -------------------------------------------------------------------------
