@@ -295,6 +295,22 @@ def _requirements(
     return tuple(parse_requirement(item, path, operators) for item, path in mappings(value, field))
 
 
+def split_selector(text: str) -> list[str]:
+    """A label selector in text form (``app=x,env in (a,b)``) split into its
+    requirements: at the commas outside parentheses."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
+
+
 def parse_label_selector(obj: object, field: str) -> LabelSelector:
     """A ``metav1.LabelSelector``. ``None`` gives the empty selector (matches everything);
     callers for which an absent selector means "nothing" must check before calling."""

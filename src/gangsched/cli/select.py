@@ -34,26 +34,13 @@ _EXISTS = re.compile(r"^\s*(?P<not>!)?\s*(?P<key>[^\s!=(),]+)\s*$")
 _REPLICA = re.compile(r"^(?P<base>.+)-\d+$")  # a ServingGroup (or replica) of an object
 
 
-def _split(text: str) -> list[str]:
-    """Requirements: commas outside parentheses separate them."""
-    parts, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
-    parts.append(text[start:])
-    return parts
-
-
 def selector_object(text: str) -> dict[str, Any]:
     """kubectl's selector text as a ``metav1.LabelSelector`` object; ValueError names
     the part that is not a requirement."""
+    from gangsched.api.objects import split_selector
+
     expressions: list[dict[str, Any]] = []
-    for part in _split(text):
+    for part in split_selector(text):
         if m := _SET.match(part):
             values = [v.strip() for v in m["values"].split(",")]
             if values == [""]:

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gangsched.api.objects import split_selector
 from gangsched.testing.apiserver.errors import bad_request
 
 _KEY = r"[A-Za-z0-9]([-A-Za-z0-9_./]*[A-Za-z0-9])?"
@@ -49,21 +50,6 @@ class Requirement:
         return number > bound if self.op == ">" else number < bound
 
 
-def _split_top_level(text: str) -> list[str]:
-    """Split on commas outside parentheses."""
-    parts, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
-    parts.append(text[start:])
-    return parts
-
-
 def _requirement(text: str) -> Requirement:
     text = text.strip()
     if m := _EQUALITY.match(text):
@@ -92,7 +78,7 @@ class LabelSelector:
         """Parse ``a=b,c!=d,e in (x,y),f notin (z),g,!h`` (400 BadRequest when invalid)."""
         if not text or not text.strip():
             return cls()
-        return cls(tuple(_requirement(p) for p in _split_top_level(text)))
+        return cls(tuple(_requirement(p) for p in split_selector(text)))
 
     def matches(self, obj: Mapping[str, Any]) -> bool:
         if not self.requirements:
