@@ -19,7 +19,7 @@ and key (they could never be apart).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from gangsched.api.errors import ValidationError
@@ -160,6 +160,13 @@ def minimum_pods(node: TreeNode) -> int:
         return node.min_pods
     kids = sorted(minimum_pods(c) for c in node.children)
     return max(node.min_pods, sum(kids[: node.min_groups]))
+
+
+def pin_root(node: TreeNode, key: str, value: str) -> TreeNode:
+    """The node with its required constraint on ``key`` pinned to ``value``."""
+    topo = tuple(replace(c, value=value)
+                 if c.mode == "required" and c.key == key else c for c in node.topology)
+    return replace(node, topology=topo)
 
 
 def is_gang(node: TreeNode) -> bool:

@@ -4,11 +4,11 @@ same cycle, and a waiting unit taking back extras of running units (never minimu
 
 from __future__ import annotations
 
-from sched_helpers import world
+from sched_helpers import rack_of, racks, world
 
 from gangsched.gang import Group
 from gangsched.scheduler import GangschedPolicy
-from gangsched.testing.builders import group, podset
+from gangsched.testing.builders import cons, group, podset
 
 ONE_RACK = (("zone", 1), ("rack", 1), ("host", 4))  # 4 nodes of 8 GPUs
 
@@ -60,3 +60,27 @@ def test_a_waiting_unit_takes_back_extras_but_never_a_minimum() -> None:
     w.cycle(1.0)
     assert w.state("sg2") == "pending"
     assert len(w.bound("sg0")) == len(w.bound("sg1")) == 2
+
+
+TWO_RACKS = (("zone", 1), ("rack", 2), ("host", 2))  # 2 racks of 2 nodes of 8 GPUs
+
+
+def rack_role(name: str) -> Group:
+    """A rack-required role: 2 one-pod replicas of 8 GPUs wanted, 1 required."""
+    return group(name, [group(f"{name}/prefill", [podset(f"{name}/prefill/r{i}", 1, gpu=8)
+                                                  for i in range(2)], min_groups=1)],
+                 topology=cons("rack"))
+
+
+def test_the_minimum_goes_where_its_extras_fit_so_they_grow_beside_it() -> None:
+    # rack 0 has one free node: the minimum alone fits it tightest, but its extra could
+    # never join it there; the minimum goes to rack 1, and the extra grows beside it
+    w = world(TWO_RACKS)
+    w.submit(group("busy", [podset("busy/w", 1, gpu=8)]))
+    w.cycle()
+    assert rack_of(next(iter(w.bound("busy").values()))) == "z0-r0"
+    w.submit(rack_role("svc"))
+    w.cycle()
+    assert w.state("svc") == "admitted" and len(w.bound("svc")) == 2
+    assert racks(w.bound("svc")) == {"z0-r1"}
+    assert w.kinds("svc") == ["Admitted", "Extras"]

@@ -7,14 +7,13 @@ preemption).
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Protocol
 
 from gangsched.cluster.state import ClusterState
 from gangsched.gang import Group, PodSet, minimum_pods, scheduling_units
 from gangsched.model import Workload
 from gangsched.placement.decision import Decision
-from gangsched.placement.engine import Options, place
+from gangsched.placement.engine import Options, place, place_minimum
 
 
 class Policy(Protocol):
@@ -54,7 +53,7 @@ class GangschedPolicy:
         self.reclaim = min_first
         self.reserve = True
         self.backfill = True
-        self._minimum = replace(options or Options(), extras=False)
+        self._options = options or Options()
 
     def units(self, workload: Workload) -> list[Group | PodSet]:
         if workload.tree is None:
@@ -62,6 +61,7 @@ class GangschedPolicy:
         return scheduling_units(workload.tree)
 
     def place(self, unit: Group | PodSet, state: ClusterState) -> Decision:
-        if self.min_first and minimum_pods(unit) > 0:  # admission: the minimum only
-            return place(unit, state, self._minimum, commit=False)
+        if self.min_first and minimum_pods(unit) > 0:  # admission: the minimum only,
+            # where the whole unit would go (its extras grow beside it later)
+            return place_minimum(unit, state, self._options, commit=False)
         return place(unit, state, self.options, commit=False)

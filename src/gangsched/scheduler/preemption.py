@@ -28,10 +28,10 @@ import numpy as np
 
 from gangsched.cluster.state import ClusterState, Shape
 from gangsched.cluster.topology import Level
-from gangsched.gang import TreeNode
+from gangsched.gang import TreeNode, pin_root
 from gangsched.placement.decision import Decision
 from gangsched.scheduler.capacity import hide, release
-from gangsched.scheduler.tree import min_demand, pin_root, surplus, widest_required
+from gangsched.scheduler.tree import min_demand, surplus, widest_required
 from gangsched.scheduler.unit import Unit
 
 Place = Callable[[TreeNode, ClusterState], Decision]

@@ -260,10 +260,3 @@ def widest_required(node: TreeNode, topology: Topology) -> str | None:
         if r is not None and (rank is None or r < rank):
             best, rank = c.key, r
     return best
-
-
-def pin_root(node: TreeNode, key: str, value: str) -> TreeNode:
-    """The node with its required constraint on ``key`` pinned to ``value``."""
-    topo = tuple(replace(c, value=value)
-                 if c.mode == "required" and c.key == key else c for c in node.topology)
-    return replace(node, topology=topo)

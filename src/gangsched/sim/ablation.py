@@ -23,6 +23,7 @@ from gangsched.sim.study import Done, run_study
 # knob -> what it switches off
 MECHANISMS: dict[str, str] = {
     "min_first": "minimum first across units (and reclaiming extras)",
+    "room": "a minimum placed where the whole unit would go (room for its extras)",
     "narrow": "the narrowest domain that holds a unit first",
     "keep_whole": "fullest racks first among equally full nodes (fragmentation)",
     "backtrack": "backtracking over earlier siblings' choices",

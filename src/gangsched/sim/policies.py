@@ -38,7 +38,7 @@ from gangsched.gang import (
 )
 from gangsched.model import Workload
 from gangsched.placement.decision import Decision, GroupOutcome
-from gangsched.placement.engine import Options, place
+from gangsched.placement.engine import Options, place, place_minimum
 from gangsched.scheduler.tree import min_demand
 
 VOLCANO_DRY_RUNS = 64  # candidate domains dry-run per choice (bounded for speed)
@@ -189,8 +189,12 @@ class _EnginePolicy:
             self._rejected[sig] = d
         return d
 
+    room = False  # a minimum goes where the whole unit would (place_minimum)
+
     def search(self, tree: TreeNode, state: ClusterState) -> Decision:
         if self.min_first and minimum_pods(tree) > 0:  # admission: the minimum only
+            if self.room:
+                return place_minimum(tree, state, self.options, commit=False)
             return place(tree, state, self._minimum, commit=False)
         return place(tree, state, self.options, commit=False)
 
@@ -209,6 +213,9 @@ class Gangsched(_EnginePolicy):
         "min_first": Knob(True, (True, False),
                           "minimums of all waiting units before anyone's extras, waiting "
                           "units take back extras (ablation: false)"),
+        "room": Knob(True, (True, False),
+                     "a minimum goes to the domain the whole unit would take, so its "
+                     "extras find room beside it (ablation: false)"),
         "narrow": Knob(True, (True, False),
                        "try the narrowest domain that holds a unit before wider ones "
                        "(ablation: false)"),
@@ -230,6 +237,7 @@ class Gangsched(_EnginePolicy):
     def __init__(self, **knobs: Any) -> None:
         super().__init__(**knobs)
         self.min_first = self.reclaim = bool(self.knobs["min_first"])
+        self.room = bool(self.knobs["room"])
         self.reserve = bool(self.knobs["reserve"])
         self.backfill = bool(self.knobs["backfill"])
 

@@ -33,12 +33,16 @@ required) that fits is decided before phase 0, in a few numpy calls on the cache
 capacities, with the decision phases 0-4 would make; anything else, and any unit that
 does not fit, goes through the phases (``Options.fast=False``: always).
 
+**Minimum alone** (:mod:`.minimum`). For minimum-first callers: a unit's minimum placed
+in the domain the whole unit would take, so its extras find room beside it later.
+
 Parameters are the frozen :class:`Options`; the per-decision state (transaction, budget,
 notes) belongs to one attempt's :class:`~.search.Search`. Everything is a pure function
 of (tree, state); ties break by stable order.
 """
 
 from gangsched.placement.engine.attempts import place, place_all, raised
+from gangsched.placement.engine.minimum import place_minimum
 from gangsched.placement.engine.options import RAISE_STEPS, Options
 
-__all__ = ["RAISE_STEPS", "Options", "place", "place_all", "raised"]
+__all__ = ["RAISE_STEPS", "Options", "place", "place_all", "place_minimum", "raised"]
