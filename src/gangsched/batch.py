@@ -5,16 +5,22 @@ as one batch:
 
 1. **Minimums.** Every scheduling unit's minimum, all-or-nothing, workloads in priority
    order (higher first), then input order; each unit sees the ones admitted before it.
-   **Look-ahead**: when some workload is rejected, the batch is tried again (on copies
-   of the state, at most :data:`LOOKAHEAD` times) with one rejected workload moved to
-   the front of its priority, largest first, and, first of all, with the workloads of
-   each priority largest first ("largest": the dominant share of its minimum; among
-   equal shares, more pods first). An order is kept when it admits more, counted per
-   priority, higher priorities first: the sum over admitted pods of each pod's dominant
-   share (its largest request as a fraction of the cluster's total of that resource),
-   then the pods. So a lower priority never gains at a higher one's expense, and within
-   a priority a later workload may be admitted in place of an earlier one when that
-   packs more.
+   **Look-ahead**: when some workload is rejected, the batch is tried again in other
+   orders, on copies of the state, a local search from the best order so far: first
+   the workloads of each priority largest first ("largest": the dominant share of its
+   minimum; among equal shares, more pods first); then, for up to half the budget, one
+   rejected workload moved to the front of its priority (largest first, each once);
+   then one admitted workload moved to the back of its priority (fewest pods per share
+   first, each once), which frees its room for the workloads after it; the two moves
+   take turns while either keeps finding better. An order is kept when it admits more,
+   counted per priority, higher priorities first: the sum over admitted pods of each
+   pod's dominant share (its largest request as a fraction of the cluster's total of
+   that resource), then the pods. So a lower priority never gains at a higher one's
+   expense, and within a priority later workloads may be admitted in place of an
+   earlier one when that packs more. A trial that changes the order only from some
+   position on resumes from the best order's trial state marked there (at most
+   :data:`LOOKAHEAD_MARKS` marks a trial), deciding only the rest. The budget: the unit
+   decisions of :data:`LOOKAHEAD` whole batches, at most :data:`LOOKAHEAD_DECISIONS`.
 2. **Extras, fairly.** Extras only once every minimum was tried, so no unit's extras can
    take what another unit's minimum needs. In rounds: every admitted unit grows half of
    what it still lacks (all-or-nothing, inside the domains its pods are in), then all of
@@ -44,8 +50,9 @@ from gangsched.scheduler.capacity import label_of
 from gangsched.scheduler.tree import residual
 
 EXTRA_ROUNDS = (0.5, 1.0)  # shares of what each unit still lacks, grown all-or-nothing
-LOOKAHEAD = 24  # trial batches, at most, to admit more (see the module docstring)
-LOOKAHEAD_DECISIONS = 40_000  # and at most this many unit decisions across them
+LOOKAHEAD = 24  # trial batches' worth of unit decisions, at most, to admit more
+LOOKAHEAD_DECISIONS = 40_000  # and at most this many unit decisions in all
+LOOKAHEAD_MARKS = 32  # states a trial keeps to resume from, at most (see Lookahead.run)
 
 
 @dataclass
@@ -125,6 +132,7 @@ class Lookahead:
     def __init__(self, plan: Plan, state: ClusterState, options: Options) -> None:
         self.plan, self.state = plan, state
         self.options = replace(options, explain=False)
+        self.decisions = 0  # unit decisions made by the trials so far
         inverse = state.inverse_totals
         self.share: dict[str, float] = {}  # pod key -> its dominant share
         self.weight: list[float] = []  # per workload: its minimum's dominant share
@@ -141,16 +149,27 @@ class Lookahead:
             self.weight.append(total)
             self.pods.append(count)
 
-    def run(self, order: list[int]) -> tuple[tuple[float, ...], list[int]]:
+    def run(self, order: list[int], start: int = 0, mark: _Mark | None = None,
+            every: int = 0) -> tuple[tuple[float, ...], list[int], dict[int, _Mark]]:
         """The value of deciding the minimums in ``order`` (per priority, highest first:
-        the dominant shares admitted, then the pods), and the workloads it rejects."""
-        trial = self.state.snapshot()
-        shares: dict[int, float] = {}
-        pods: dict[int, int] = {}
-        rejected: list[int] = []
-        for i in order:
+        the dominant shares admitted, then the pods), and the workloads it rejects. With
+        ``mark`` (the trial as it stood before ``order[start]``), only ``order[start:]``
+        is decided (without, all of it); with ``every``, the trial is also marked at each
+        position that is a multiple of it, so that a later order with the same prefix can
+        resume there."""
+        if mark is None:
+            start, trial, shares, pods, rejected = 0, self.state.snapshot(), {}, {}, []
+        else:
+            trial, shares = mark.state.snapshot(), dict(mark.shares)
+            pods, rejected = dict(mark.pods), list(mark.rejected)
+        marks: dict[int, _Mark] = {}
+        for k in range(start, len(order)):
+            if every and k % every == 0:
+                marks[k] = _Mark(trial.snapshot(), dict(shares), dict(pods), list(rejected))
+            i = order[k]
             w = self.plan.workloads[i]
             out, _ = decide(w, trial, self.options)
+            self.decisions += 1
             if out.admitted:
                 shares[w.priority] = shares.get(w.priority, 0.0) + sum(
                     self.share.get(p, 0.0) for p in out.pods)
@@ -161,40 +180,88 @@ class Lookahead:
         value: list[float] = []
         for p in levels:
             value += [round(shares.get(p, 0.0), 9), pods.get(p, 0)]
-        return tuple(value), rejected
+        return tuple(value), rejected, marks
 
     def best(self, order: list[int], trials: int) -> list[int]:
-        """The best of ``order`` and up to ``trials`` variations of it."""
-        best_value, rejected = self.run(order)
+        """The best of ``order`` and the variations of it that ``trials`` batches' worth
+        of decisions allow (see the module docstring)."""
+        best_value, rejected, _ = self.run(order)
         if not rejected:
             return order
-        budget = min(trials, LOOKAHEAD_DECISIONS // max(1, len(order)))
+        n = len(order)
+        budget = min(trials * n, LOOKAHEAD_DECISIONS)
+        every = -(-n // LOOKAHEAD_MARKS)  # marks kept per trial: at most LOOKAHEAD_MARKS
+        self.decisions = 0
         prio = [w.priority for w in self.plan.workloads]
         at = {i: k for k, i in enumerate(order)}
 
         def size(i: int) -> tuple[float, int]:  # larger first; equal shares: more pods
             return -round(self.weight[i], 9), -self.pods[i]
 
-        largest = sorted(order, key=lambda i: (-prio[i], size(i), at[i]))
-        candidates: list[list[int]] = [largest]
-        tried: set[int] = set()
-        while budget > 0 and candidates:
-            budget -= 1
-            candidate = candidates.pop()
-            value, rej = self.run(candidate)
-            if value > best_value:
-                best_value, order, rejected = value, candidate, rej
-            if not candidates:  # next: a rejected workload moved to the front of its priority
+        marks: dict[int, _Mark] = {}  # the best order's marks
+
+        def trial(candidate: list[int], start: int = 0) -> bool:
+            """Try ``candidate``, which differs from the best order from ``start`` on;
+            keep it when it admits more."""
+            nonlocal best_value, order, rejected, marks
+            m = start - start % every
+            value, rej, new = self.run(candidate, m, marks.get(m), every)
+            if value <= best_value:
+                return False
+            best_value, order, rejected = value, candidate, rej
+            marks = {k: v for k, v in marks.items() if k < m} | new
+            return True
+
+        trial(sorted(order, key=lambda i: (-prio[i], size(i), at[i])))  # largest first
+        tried: set[int] = set()  # rejected workloads moved to the front
+        dropped: set[int] = set()  # admitted workloads moved to the back
+        cap = budget // 2  # the first round of moves to the front: half the budget
+        progress = True
+        while progress:
+            progress = False
+            while self.decisions + n <= cap:  # a rejected one to the front, largest first
                 left = [i for i in sorted(rejected, key=size) if i not in tried]
-                if left:
-                    tried.add(left[0])
-                    candidates.append(_to_front(order, left[0], prio))
+                if not left:
+                    break
+                tried.add(left[0])
+                progress |= trial(_to_front(order, left[0], prio))
+            cap = budget
+            if not marks and self.decisions + n <= budget:  # the best order, marked
+                _, _, marks = self.run(order, every=every)
+            while marks:  # an admitted one to the back, fewest pods per share first
+                out = set(rejected)
+                pos = [k for k, i in enumerate(order)
+                       if i not in out and i not in dropped and self.weight[i] > 0
+                       and self.decisions + n - (k - k % every) <= budget]
+                if not pos:
+                    break
+                k = min(pos, key=lambda k: (self.pods[order[k]] / self.weight[order[k]], -k))
+                dropped.add(order[k])
+                progress |= trial(_to_back(order, order[k], prio), k)
         return order
+
+
+@dataclass
+class _Mark:
+    """A trial as it stood before deciding the workload at some position."""
+
+    state: ClusterState
+    shares: dict[int, float]  # per priority: dominant shares admitted
+    pods: dict[int, int]  # per priority: pods admitted
+    rejected: list[int]
+
 
 def _to_front(order: list[int], i: int, prio: list[int]) -> list[int]:
     """``order`` with ``i`` moved ahead of every workload of its priority."""
     rest = [j for j in order if j != i]
     at = next((k for k, j in enumerate(rest) if prio[j] <= prio[i]), len(rest))
+    return [*rest[:at], i, *rest[at:]]
+
+
+def _to_back(order: list[int], i: int, prio: list[int]) -> list[int]:
+    """``order`` with ``i`` moved behind every workload of its priority."""
+    rest = [j for j in order if j != i]
+    at = next((k for k, j in enumerate(rest) if prio[j] < prio[i]), len(rest))
     return [*rest[:at], i, *rest[at:]]
 
 

@@ -116,3 +116,18 @@ def test_look_ahead_tries_larger_workloads_first_and_more_pods_among_equals() ->
     p, state = plan(*trees, hosts=1)
     out = place_plan(p, state, lookahead=1)
     assert [o.admitted for o in out] == [False, True] and len(out[1].pods) == 8
+
+
+def test_look_ahead_moves_an_admitted_workload_to_the_back_to_pack_more() -> None:
+    # one node of 8 GPUs: a gang of two 2-GPU pods, and gangs of 2, 3 and 3 one-GPU pods.
+    # Largest first admits the 4 GPUs and one 3 (7 GPUs, 5 pods), and no rejected gang
+    # moved to the front does better; moving the admitted 4-GPU gang to the back lets the
+    # three small gangs fill the node (8 GPUs, 8 pods)
+    trees = (group("two", [podset("two/w", 2, gpu=2)]),
+             group("a", [podset("a/w", 2, gpu=1)]),
+             group("b", [podset("b/w", 3, gpu=1)]),
+             group("c", [podset("c/w", 3, gpu=1)]))
+    p, state = plan(*trees, hosts=1)
+    out = place_plan(p, state)
+    assert [o.admitted for o in out] == [False, True, True, True]
+    assert sum(len(o.pods) for o in out) == 8
