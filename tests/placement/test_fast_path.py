@@ -100,9 +100,13 @@ def random_unit(rng: np.random.Generator, i: int) -> Group:
             topo = (Constraint(LEVEL_KEYS[key], "preferred"),)
     min_pods = int(rng.integers(0, 3))
     if len(kids) == 1 and isinstance(kids[0], PodSet) and rng.random() < 0.3:
-        # a basic gang (Workload API, Volcano): no child required, its pods counted
+        # a basic gang, its pods counted: no child required (Workload API), or its one
+        # set required but asking for nothing itself (Volcano)
         whole = len(kids[0].pods) - (1 if odd and rng.random() < 0.3 else 0)
-        return Group(p, p, kids, min_groups=0, min_pods=whole, topology=topo)
+        volcano = rng.random() < 0.5
+        if volcano:
+            kids[0].min_pods = int(rng.choice([0, 0, 1]))
+        return Group(p, p, kids, min_groups=int(volcano), min_pods=whole, topology=topo)
     return Group(p, p, kids, min_groups=len(kids), min_pods=min_pods, topology=topo)
 
 
@@ -160,6 +164,9 @@ def test_fast_path_serves_the_common_shapes_and_leaves_the_rest() -> None:
     assert fast_place(one, state, Options(), 2, commit=False) is not None
     basic = Group("g", "g", [podset("g/w", 2, gpu=1)], min_groups=0, min_pods=2, topology=rack)
     assert fast_place(basic, state, Options(), 2, commit=False) is not None  # a basic gang
+    volcano = Group("g", "g", [podset("g/w", 2, gpu=1, min_pods=0)], min_groups=1, min_pods=2,
+                    topology=rack)
+    assert fast_place(volcano, state, Options(), 2, commit=False) is not None  # a PodGroup
     loose = Group("g", "g", [podset("g/w", 2, gpu=1)], min_groups=0, min_pods=1, topology=rack)
     assert fast_place(loose, state, Options(), 1, commit=False) is None
     spare = Group("g", "g", [podset("g/w", 2, gpu=1, min_pods=1)], min_groups=1, topology=rack)

@@ -63,10 +63,11 @@ def _replica_sets(unit: Group, state: ClusterState
     (None: none), when every child is a required replica of the fast shape; None
     otherwise."""
     kids = unit.children
-    # every child required; or one pod set the group needs whole by its pod count (a
-    # Workload API or Volcano gang: min_groups 0, min_pods = its pods), which the generic
-    # search places as it would place it as a required child
-    basic = (unit.min_groups == 0 and len(kids) == 1 and isinstance(kids[0], PodSet)
+    # every child required; or one pod set the group needs whole by its pod count, the set
+    # itself asking for all its pods or none (a Workload API gang: min_groups 0; a Volcano
+    # PodGroup: min_groups 1 over a task without minTaskMember; both with min_pods = its
+    # pods), which the generic search places as it would place it as a required child
+    basic = (unit.min_groups <= 1 and len(kids) == 1 and isinstance(kids[0], PodSet)
              and unit.min_pods == len(kids[0].pods))
     if not kids or (unit.min_groups != len(kids) and not basic):
         return None
@@ -86,7 +87,7 @@ def _replica_sets(unit: Group, state: ClusterState
             if not isinstance(ps, PodSet) or ch.min_pods > len(ps.pods):
                 return None
         if (ps.topology or ps.max_pods_per_node is not None or ps.held_per_node
-                or not ps.pods or ps.min_pods != len(ps.pods)):
+                or not ps.pods or ps.min_pods not in (len(ps.pods), 0 if basic else -1)):
             return None
         sets.append(ps)
     if len(keys) > 1:
