@@ -5,6 +5,8 @@ as one batch:
 
 1. **Minimums.** Every scheduling unit's minimum, all-or-nothing, workloads in priority
    order (higher first), then input order; each unit sees the ones admitted before it.
+   A minimum goes to the domain the whole unit would take (``place_minimum``), so its
+   extras find room beside it in step 2.
    **Look-ahead**: when some workload is rejected, the batch is tried again in other
    orders, on copies of the state, a local search from the best order so far: first
    the workloads of each priority largest first ("largest": the dominant share of its
@@ -45,7 +47,7 @@ from gangsched.gang import (
 )
 from gangsched.model import Plan, Workload
 from gangsched.placement.decision import Decision, GroupOutcome
-from gangsched.placement.engine import Options, place, raised
+from gangsched.placement.engine import Options, place, place_minimum, raised
 from gangsched.scheduler.capacity import label_of
 from gangsched.scheduler.tree import residual
 
@@ -278,7 +280,9 @@ def decide(w: Workload, state: ClusterState, options: Options
         if not options.extras and minimum_pods(unit) == 0:
             placed.append((unit, _sets(unit, {})))  # nothing required: with the extras
             continue
-        d = place(unit, state, options)
+        # a minimum goes where the whole unit would, so its extras find room beside it
+        d = (place(unit, state, options) if options.extras
+             else place_minimum(unit, state, options))
         out.groups.extend(d.groups)
         if d.admitted:
             out.pods.update(d.assignments)

@@ -57,6 +57,25 @@ def test_a_unit_with_nothing_required_comes_after_every_minimum() -> None:
     assert len(out[0].pods) + len(out[1].pods) == 4
 
 
+def test_a_minimum_goes_where_its_extras_fit_and_they_grow_beside_it() -> None:
+    # two racks of two nodes; a one-node job takes a node of rack 0 first. The rack-bound
+    # service needs one replica and wants two: alone, its minimum fits rack 0 tightest,
+    # where its extra could never join it; it goes to rack 1 and grows to both replicas
+    shape = (("zone", 1), ("rack", 2), ("host", 2))
+    ns = nodes(shape, {"cpu": 64_000, GPU: 8, "pods": 110})
+    job = group("job", [podset("job/w", 1, gpu=8)], priority=1)
+    svc = group("svc", [group("svc/prefill", [podset(f"svc/prefill/r{i}", 1, gpu=8)
+                                              for i in range(2)], min_groups=1)],
+                topology=cons("rack"))
+    workloads = [Workload("job", "PodGroup", job, priority=1),
+                 Workload("svc", "ServingGroup", svc)]
+    out = place_plan(Plan(workloads, ns, None, []), ClusterState.from_nodes(ns, levels_of(shape)))
+    assert [o.admitted for o in out] == [True, True]
+    assert out[0].pods["default/job-w-0"].startswith("n-z0-r0-")
+    assert len(out[1].pods) == 2
+    assert {n.rsplit("-", 1)[0] for n in out[1].pods.values()} == {"n-z0-r1"}
+
+
 # -- look-ahead ------------------------------------------------------------------------
 
 TWO_RACKS = (("zone", 1), ("rack", 2), ("host", 2))  # 2 racks of 2 nodes of 8 GPUs

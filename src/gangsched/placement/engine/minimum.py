@@ -23,6 +23,7 @@ from gangsched.gang import TreeNode, minimum_pods, pin_root
 from gangsched.placement.decision import Decision
 from gangsched.placement.engine.attempts import place
 from gangsched.placement.engine.options import Options
+from gangsched.placement.engine.trace import current, unrecorded
 
 
 def place_minimum(unit: TreeNode, state: ClusterState, options: Options, *,
@@ -33,17 +34,28 @@ def place_minimum(unit: TreeNode, state: ClusterState, options: Options, *,
     need = minimum_pods(unit)
     if need == 0 or need >= unit.size:  # no extras to keep room for
         return place(unit, state, alone, commit=commit)
-    d = place(unit, state, alone, commit=False)
-    if not d.admitted:
-        return d
-    full = place(unit, state, replace(options, extras=True), commit=False)
+    with unrecorded():  # explain tells of the placement that follows these dry runs
+        d = place(unit, state, alone, commit=False)
+        full = (place(unit, state, replace(options, extras=True), commit=False)
+                if d.admitted else None)
+    if full is None:  # the minimum does not fit: decided again, so explain sees why
+        return place(unit, state, alone, commit=False) if current() is not None else d
     root = full.groups[0] if full.admitted and full.extra_pods and full.groups else None
     got = d.groups[0] if d.groups else None
     if (root is not None and got is not None and root.domain_key and root.domain_value
             and (got.domain_key, got.domain_value) != (root.domain_key, root.domain_value)):
-        pinned = place(pin_root(unit, root.domain_key, root.domain_value), state, alone,
-                       commit=commit)
-        if pinned.admitted:
-            return pinned
-    # the engine is a pure function of (tree, state): deciding again makes the same choice
-    return place(unit, state, alone, commit=True) if commit else d
+        pinned = pin_root(unit, root.domain_key, root.domain_value)
+        if current() is None:
+            moved = place(pinned, state, alone, commit=commit)
+            if moved.admitted:
+                return moved
+        else:  # explain records only the placement that is kept
+            with unrecorded():
+                fits = place(pinned, state, alone, commit=False).admitted
+            if fits:
+                return place(pinned, state, alone, commit=commit)
+    if commit or current() is not None:
+        # the engine is a pure function of (tree, state): deciding again makes the same
+        # choice, committed (or recorded) this time
+        return place(unit, state, alone, commit=commit)
+    return d

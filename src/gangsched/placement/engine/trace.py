@@ -161,3 +161,14 @@ def recording(log: SearchLog) -> Iterator[SearchLog]:
         yield log
     finally:
         _CURRENT.reset(token)
+
+
+@contextmanager
+def unrecorded() -> Iterator[None]:
+    """Record nothing of the searches inside the block (preparatory dry runs: the log
+    explains the decision that follows them)."""
+    token = _CURRENT.set(None)
+    try:
+        yield
+    finally:
+        _CURRENT.reset(token)
