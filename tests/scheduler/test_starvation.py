@@ -86,6 +86,37 @@ def test_reservation_takes_the_rack_where_the_gang_comes_closest_to_fitting() ->
     assert w.state("vip") == "admitted"
 
 
+def test_one_reservation_at_a_time_and_a_unit_ahead_in_the_queue_takes_it_over() -> None:
+    w = world(config=SchedulerConfig(reserve_after=10.0, max_reservations=1))
+    # 3 nodes of r0 and 2 of r1 taken, by units no one here may preempt
+    w.submit(group("a", [podset("a/w", 3, gpu=8)], topology=cons("rack")), priority=9)
+    w.submit(group("b", [podset("b/w", 2, gpu=8)], topology=cons("rack")), priority=9)
+    w.cycle()
+    w.submit(group("big1", [podset("big1/w", 4, gpu=8)], topology=cons("rack")))
+    w.submit(group("big2", [podset("big2/w", 4, gpu=8)], topology=cons("rack")))
+    w.run_until(12.0)
+    st = w.sched.status()
+    assert st["big1"].reserved == "z0-r1" and st["big2"].reserved is None  # the first only
+    w.submit(group("small", [podset("small/w", 1, gpu=8)]))
+    w.cycle(1.0)
+    assert w.state("small") == "admitted"  # r0 is not held for big2
+    w.submit(group("vip", [podset("vip/w", 4, gpu=8)], topology=cons("rack")), priority=5)
+    w.run_until(25.0)
+    st = w.sched.status()
+    assert st["vip"].reserved == "z0-r1"  # ahead of big1 in the queue: it takes over
+    assert st["big1"].reserved is None and st["big2"].reserved is None
+
+
+def test_a_unit_no_domain_could_ever_hold_reserves_nothing() -> None:
+    w = world(config=SchedulerConfig(reserve_after=10.0))  # racks of 4 nodes
+    w.submit(group("huge", [podset("huge/w", 5, gpu=8)], topology=cons("rack")))
+    w.run_until(12.0)
+    assert w.state("huge") == "pending" and w.sched.status()["huge"].reserved is None
+    w.submit(group("small", [podset("small/w", 4, gpu=8)], topology=cons("rack")))
+    w.cycle(1.0)
+    assert w.state("small") == "admitted"
+
+
 def backfill_world(backfill: bool = True) -> World:
     """Four nodes: ``a`` runs on two until t=100 and ``c`` on one until t=50 (their
     run-time limits); ``big`` needs all four and reserves the cluster after 10s, so it

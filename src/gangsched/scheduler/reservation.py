@@ -1,5 +1,12 @@
 """Phase 4, reserve: a unit that waited too long reserves its best domain.
 
+At most ``max_reservations`` units hold one at once (one by default: the head of the
+queue among the units due, as EASY backfilling reserves only for the job at the head of
+the queue). A reservation hides capacity from everyone behind it now, not at a planned
+time, so each one more leaves more of the cluster idle; with one, every unit still gets
+its turn, since the head moves on once it is admitted. A due unit ahead of a holder in
+the queue (a higher priority) takes the reservation over; the holder waits its turn.
+
 The domain is one of its widest required constraint's level (or the whole cluster when
 it has none), the one where it comes closest to fitting: every resource its minimum needs
 is allocatable there, and the most of it is free. Units behind it in the queue see that
@@ -41,7 +48,8 @@ def reserve_due(u: Unit, reserve_after: float) -> float:
 
 def reserve(ctx: Context) -> Steps:
     """Lift the reservations of units that left the queue; then units queued longer than
-    ``reserve_after`` reserve their best domain, in queue order."""
+    ``reserve_after`` reserve their best domain, in queue order, while fewer than
+    ``max_reservations`` hold one (a unit ahead of a holder takes its reservation over)."""
     snap = ctx.snap
     after = ctx.config.reserve_after
     now = ctx.now()
@@ -58,16 +66,26 @@ def reserve(ctx: Context) -> Steps:
                 start = expected_start(u, r.key, r.value, ctx)
                 if start != r.start:
                     yield Reserve(u, replace(r, start=start))
+    holders = ordered(x for x in snap.reserving() if x.reservation.reserved is not None)
+    limit = ctx.config.max_reservations
     for u in ordered(x for x in ctx.registry.index.of(*QUEUED) if x.tree is not None
                      and x.reservation.reserved is None and reserve_due(x, after) <= now):
         assert u.tree is not None
+        if limit is not None and len(holders) >= limit:
+            if holders[-1].key < u.key:  # the units holding them all are ahead of it
+                yield ReserveLater(u, now + after)
+                continue
+            last = holders.pop()  # a unit behind it in the queue gives its reservation up
+            yield Unreserve(last)
+            yield ReserveLater(last, now + after)
         choice = choose_domain(u.tree, snap.state, snap.taken(u))
-        if choice is None:  # every candidate is reserved ahead of it: look again later
+        if choice is None:  # reserved ahead of it, or too small for it: look again later
             yield ReserveLater(u, now + after)
             continue
         key, value, label = choice
         start = expected_start(u, key, value, ctx) if backfill else math.inf
         yield Reserve(u, Reservation(u.name, key, value, label, now, start))
+        holders = ordered([*holders, u])
         yield Event("Reserved", u, f"waited {now - u.queue.pending_since:g}s: reserves "
                     f"{label} against lower-priority and later units")
 
@@ -116,7 +134,7 @@ def choose_domain(
     tree: TreeNode, state: ClusterState, taken: Collection[tuple[str | None, str | None]] = ()
 ) -> tuple[str | None, str | None, str] | None:
     """(key, value, label) of the domain to reserve, or None when every candidate is
-    already reserved by a unit ahead."""
+    already reserved by a unit ahead, or none could hold the minimum even idle."""
     topo = state.topology
     best_key = widest_required(tree, topo)
     pinned = next((c.value for _, c in required_constraints(tree)
@@ -148,4 +166,6 @@ def choose_domain(
     # feasible first, then the most of the minimum free, then topology order
     order = np.lexsort((ids, -score[ids], ~fits[ids]))
     d = int(ids[order[0]])
+    if not fits[d]:  # it could not start there even on idle nodes: holding it helps no one
+        return None
     return best_key, level.values[d], topo.domain_path(level, d)
