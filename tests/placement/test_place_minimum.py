@@ -8,7 +8,7 @@ import pytest
 
 from gangsched.bench.instances import random_instance
 from gangsched.cluster.state import ClusterState
-from gangsched.gang import podsets
+from gangsched.gang import Group, podsets
 from gangsched.placement.engine import Options, place, place_minimum
 from gangsched.placement.verify import verify
 from gangsched.testing.builders import cluster, cons, group, replicas, take
@@ -23,7 +23,7 @@ def loaded() -> ClusterState:
     return state
 
 
-def unit(min_replicas: int = 1, count: int = 2):
+def unit(min_replicas: int = 1, count: int = 2) -> Group:
     """A rack-required role: ``count`` one-pod replicas of 8 GPUs, ``min_replicas`` needed."""
     return group("svc", [replicas("svc/prefill", count, pods=1, gpu=8,
                                   min_replicas=min_replicas)], topology=cons("rack"))
@@ -66,7 +66,7 @@ def test_a_unit_without_extras_and_one_that_does_not_fit() -> None:
     assert not too_big.admitted and too_big.reason
 
 
-def random_case(seed: int) -> tuple[ClusterState, object]:
+def random_case(seed: int) -> tuple[ClusterState, Group]:
     """A loaded cluster of racks and a unit with extras under a required level: a role of
     one-to-three-pod replicas, some of them required, perhaps a second role."""
     rng = np.random.default_rng(seed)
