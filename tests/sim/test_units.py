@@ -66,6 +66,23 @@ def test_locality_is_one_inside_the_narrowest_domain_that_fits() -> None:
     assert far.record.locality == pytest.approx(1 / 3)  # rack needed, cluster used
 
 
+def test_locality_held_follows_the_pods_a_unit_holds_after_admission() -> None:
+    ws = workset()
+    t, pods = add(ws, "grow", [RoleSpec("w", 3, G8, min_replicas=1)])  # one needed, three wanted
+    _, more = add(ws, "near", [RoleSpec("w", 2, G8)])
+    ws.bound(pods[0], NAMES[0], 0.0)  # admitted alone on a host
+    for pod, node in zip(more, NAMES[2:4], strict=True):  # one rack
+        ws.bound(pod, node, 0.0)
+    settle(ws, 0.0)
+    s = ws.sample(0.0)
+    assert (s.units_held, s.units_local) == (2, 2)
+    ws.bound(pods[1], NAMES[4], 60.0)  # an extra in the other block: one rack could hold both
+    settle(ws, 60.0)
+    s = ws.sample(60.0)
+    assert (s.units_held, s.units_local) == (2, 1)
+    assert t.record.locality == 1.0  # at admission it was local: that does not change
+
+
 def test_prefill_decode_distance_counts_levels_from_the_host() -> None:
     ws = workset()
     t, pods = add(ws, "pd", [RoleSpec("prefill", 1, {"cpu": 1000, GPU: 4}),

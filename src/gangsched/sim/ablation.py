@@ -34,6 +34,7 @@ MECHANISMS: dict[str, str] = {
 METRICS: tuple[tuple[str, str], ...] = (
     ("gpu_useful_topology_mean", "higher"),
     ("locality", "higher"),
+    ("locality_held", "higher"),
     ("wait_p95_all", "lower"),
     ("never_admitted", "lower"),
     ("wasted_gpu_hours", "lower"),

@@ -31,6 +31,11 @@ Definitions (all from a :class:`~gangsched.sim.result.PolicyRun`):
   1 / (1 + levels wider than needed); per level: ``locality_wider_1`` the share one
   level wider than needed, ``locality_wider_2`` two or more). ``pd_distance_mean``:
   prefill-decode distance in topology levels (0 = same host, 1 = same lowest level, ...).
+  ``locality_held``: the same test over time, on the pods each unit holds: the share of
+  (sample, unit at its minimum) pairs whose pods lie inside one domain of the narrowest
+  level that could hold them. Unlike ``locality``, it sees the same pods under every
+  policy (minimum first admits a minimum, the others the whole unit) and the extras
+  placed after admission.
 - ``fragmentation_mean``: time mean of the sampled share of free GPUs on partly used nodes.
 - ``decision_latency_p50_ms`` / ``_p99_ms``: wall-clock time per placement decision (an
   engine search; answers from a policy's cache of identical rejections are not decisions
@@ -86,6 +91,7 @@ def summarize(run: PolicyRun, horizon: float, warmup: float = 0.0) -> dict[str, 
     wider = [round(1.0 / x - 1.0) for x in loc]  # levels wider than needed, per unit
     pd = [float(u.pd_distance) for u in admitted if u.pd_distance is not None]
     s = [x for x in run.samples if x.time >= warmup] or run.samples[-1:]
+    n_held = sum(x.units_held for x in s)
     lat = run.decision_latency_ms
     wasted = sum(u.wasted_gpu_hours for u in run.units)
     broken = sum(u.broken_gpu_hours for u in run.units)
@@ -126,6 +132,7 @@ def summarize(run: PolicyRun, horizon: float, warmup: float = 0.0) -> dict[str, 
         "locality_mean": _mean(loc),
         "locality_wider_1": _r(wider.count(1) / len(wider)) if wider else None,
         "locality_wider_2": _r(sum(1 for x in wider if x >= 2) / len(wider)) if wider else None,
+        "locality_held": _r(sum(x.units_local for x in s) / n_held) if n_held else None,
         "pd_distance_mean": _mean(pd),
         "fragmentation_mean": _mean([x.fragmentation for x in s]),
         "decisions": len(lat),

@@ -65,6 +65,8 @@ METRICS: tuple[Metric, ...] = (
        "GPU-hours held by units below their minimum", required=True),
     _m("locality", "locality", "fraction", "higher",
        "share of admitted units inside their narrowest feasible domain", required=True),
+    _m("locality_held", "locality held", "fraction", "higher",
+       "the same over time, on the pods each unit at its minimum holds", required=True),
     _m("wait_p95_all", "wait p95 (all)", "duration", "lower",
        "95th percentile wait over every unit; one never admitted waits to the end",
        required=True),

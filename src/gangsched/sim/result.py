@@ -55,6 +55,8 @@ class Sample:
     deadlocked_units: int  # partial units that could complete only if another partial one left
     deadlocked_pairs: int  # pairs of partial units each of which needs what the other holds
     fragmentation: float  # share of free GPUs on partly used nodes (not a whole free node)
+    units_held: int = 0  # units at or above their minimum
+    units_local: int = 0  # ... whose pods lie inside one domain of the narrowest level
 
 
 @dataclass

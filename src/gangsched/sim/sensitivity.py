@@ -21,8 +21,8 @@ from gangsched.sim.result import SimResult, Study
 from gangsched.sim.stats import aggregate
 from gangsched.sim.study import Done, run_study
 
-HEADLINE = ("gpu_useful_topology_mean", "locality", "wait_p95_all", "never_admitted",
-            "wasted_gpu_hours")
+HEADLINE = ("gpu_useful_topology_mean", "locality", "locality_held", "wait_p95_all",
+            "never_admitted", "wasted_gpu_hours")
 
 
 def _strength(s: dict[str, Any]) -> tuple[float, float]:

@@ -96,6 +96,8 @@ class Tracked:
     held_cpu: int = 0
     ok: bool = False  # at its minimum (pod counts)
     topology_ok: bool = False  # ... and every required topology constraint holds
+    local: bool = False  # ... and its pods lie inside one domain of the narrowest level
+    # that could hold them (see UnitTracker.settle)
     last_t: float = 0.0
     active: bool = True
 
@@ -258,6 +260,7 @@ class Workset:
         for t in dirty.values():
             ok = t.satisfied()
             topo = ok and t.topology_holds(self.geo)
+            t.local = ok and self._local(t) == 0
             if ok == t.ok and topo == t.topology_ok:
                 continue
             self.accrue(t, now)
@@ -276,15 +279,23 @@ class Workset:
 
     # -- measures -------------------------------------------------------------------------
 
-    def _measure(self, t: Tracked) -> None:
-        """Locality and prefill-decode distance, at admission."""
+    def _local(self, t: Tracked) -> int:
+        """Levels wider than needed: the narrowest level one domain of which holds the
+        unit's pods, against the narrowest that could hold them (0: as narrow as can be)."""
         if not t.pods:
-            return
+            return 0
         geo = self.geo
         nodes = np.fromiter((j for j, _ in t.pods.values()), dtype=np.int64, count=len(t.pods))
         actual = geo.narrowest_common(nodes)
         need = geo.narrowest_feasible(t.held_gpu, t.held_cpu, len(t.pods))
-        t.record.locality = 1.0 / (1 + max(0, need - actual))
+        return max(0, need - actual)
+
+    def _measure(self, t: Tracked) -> None:
+        """Locality and prefill-decode distance, at admission."""
+        if not t.pods:
+            return
+        t.record.locality = 1.0 / (1 + self._local(t))
+        geo = self.geo
         roles = _role_sets(t)
         pre = [j for j, i in t.pods.values() if roles[i] == "prefill"]
         dec = [j for j, i in t.pods.values() if roles[i] == "decode"]
@@ -295,10 +306,12 @@ class Workset:
     def sample(self, now: float) -> Sample:
         geo = self.geo
         gt = geo.gpu_total
-        useful = topology = 0
+        useful = topology = held = local = 0
         partial: list[Tracked] = []
         for t in self.holding.values():
             if t.ok:
+                held += 1
+                local += t.local
                 useful += t.held_gpu
                 if t.topology_ok:
                     topology += t.held_gpu
@@ -319,6 +332,8 @@ class Workset:
             deadlocked_units=self._deadlocked(partial, free_total),
             deadlocked_pairs=self._deadlocked_pairs(partial, free_total),
             fragmentation=1.0 - whole / free_total if free_total else 0.0,
+            units_held=held,
+            units_local=local,
         )
 
     def _deadlocked(self, partial: list[Tracked], free_gpu: int) -> int:
