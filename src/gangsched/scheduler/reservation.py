@@ -71,17 +71,18 @@ def reserve(ctx: Context) -> Steps:
     for u in ordered(x for x in ctx.registry.index.of(*QUEUED) if x.tree is not None
                      and x.reservation.reserved is None and reserve_due(x, after) <= now):
         assert u.tree is not None
-        if limit is not None and len(holders) >= limit:
-            if holders[-1].key < u.key:  # the units holding them all are ahead of it
-                yield ReserveLater(u, now + after)
-                continue
-            last = holders.pop()  # a unit behind it in the queue gives its reservation up
-            yield Unreserve(last)
-            yield ReserveLater(last, now + after)
+        full = limit is not None and len(holders) >= limit
+        if full and holders[-1].key < u.key:  # the units holding them all are ahead of it
+            yield ReserveLater(u, now + after)
+            continue
         choice = choose_domain(u.tree, snap.state, snap.taken(u))
         if choice is None:  # reserved ahead of it, or too small for it: look again later
             yield ReserveLater(u, now + after)
             continue
+        if full:  # the last holder, behind it in the queue, gives its reservation up
+            last = holders.pop()
+            yield Unreserve(last)
+            yield ReserveLater(last, now + after)
         key, value, label = choice
         start = expected_start(u, key, value, ctx) if backfill else math.inf
         yield Reserve(u, Reservation(u.name, key, value, label, now, start))

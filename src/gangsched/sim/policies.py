@@ -131,6 +131,7 @@ class _EnginePolicy:
     preemption = True
     min_first = False  # minimum at admission, extras after the queue (Policy.min_first)
     reclaim = False  # a waiting unit takes back extras of running peers (Policy.reclaim)
+    room = False  # with min_first, a minimum goes where the whole unit would (place_minimum)
     # starvation reservations (Policy.reserve): kube-scheduler and Volcano have none; a
     # unit that does not fit is retried while the ones behind it go ahead
     reserve = False
@@ -188,8 +189,6 @@ class _EnginePolicy:
         if not d.admitted:
             self._rejected[sig] = d
         return d
-
-    room = False  # a minimum goes where the whole unit would (place_minimum)
 
     def search(self, tree: TreeNode, state: ClusterState) -> Decision:
         if self.min_first and minimum_pods(tree) > 0:  # admission: the minimum only

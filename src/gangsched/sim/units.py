@@ -97,7 +97,7 @@ class Tracked:
     ok: bool = False  # at its minimum (pod counts)
     topology_ok: bool = False  # ... and every required topology constraint holds
     local: bool = False  # ... and its pods lie inside one domain of the narrowest level
-    # that could hold them (see UnitTracker.settle)
+    # that could hold them (see Workset.settle)
     last_t: float = 0.0
     active: bool = True
 
