@@ -10,7 +10,8 @@ as one batch:
    **Look-ahead**: when some workload is rejected, the batch is tried again in other
    orders, on copies of the state, a local search from the best order so far: first
    the workloads of each priority largest first ("largest": the dominant share of its
-   minimum; among equal shares, more pods first); then, for up to half the budget, one
+   minimum; among equal shares, more pods first), and smallest pods first (the dominant
+   share of its largest pod; then largest first); then, for up to half the budget, one
    rejected workload moved to the front of its priority (largest first, each once);
    then one admitted workload moved to the back of its priority (fewest pods per share
    first, each once), which frees its room for the workloads after it; the two moves
@@ -139,6 +140,7 @@ class Lookahead:
         self.share: dict[str, float] = {}  # pod key -> its dominant share
         self.weight: list[float] = []  # per workload: its minimum's dominant share
         self.pods: list[int] = []  # per workload: its minimum's pods
+        self.biggest: list[float] = []  # per workload: its largest pod's dominant share
         for w in plan.workloads:
             total, count = 0.0, 0
             if w.tree is not None and not w.waiting:
@@ -150,6 +152,9 @@ class Lookahead:
                     count += ps.min_pods
             self.weight.append(total)
             self.pods.append(count)
+            self.biggest.append(round(max((self.share.get(p, 0.0) for ps in podsets(w.tree)
+                                           for p in ps.pods[:1]), default=0.0), 9)
+                                if w.tree is not None and not w.waiting else 0.0)
 
     def run(self, order: list[int], start: int = 0, mark: _Mark | None = None,
             every: int = 0) -> tuple[tuple[float, ...], list[int], dict[int, _Mark]]:
@@ -215,6 +220,9 @@ class Lookahead:
             return True
 
         trial(sorted(order, key=lambda i: (-prio[i], size(i), at[i])))  # largest first
+        # and smallest pods first: they fill what is left on partly used nodes before the
+        # gangs of whole-node pods need whole nodes
+        trial(sorted(order, key=lambda i: (-prio[i], self.biggest[i], size(i), at[i])))
         tried: set[int] = set()  # rejected workloads moved to the front
         dropped: set[int] = set()  # admitted workloads moved to the back
         cap = budget // 2  # the first round of moves to the front: half the budget

@@ -137,6 +137,22 @@ def test_look_ahead_tries_larger_workloads_first_and_more_pods_among_equals() ->
     assert [o.admitted for o in out] == [False, True] and len(out[1].pods) == 8
 
 
+def test_look_ahead_also_starts_from_the_smallest_pods_first() -> None:
+    # one node of 8 GPUs. Largest first admits the gang of four 2-GPU pods (8 GPUs, 4
+    # pods), and no single move of one gang does better; the smallest pods first fill the
+    # node with two gangs of four 1-GPU pods (8 GPUs, 8 pods)
+    trees = (group("big", [podset("big/w", 3, gpu=4)]),  # never fits
+             group("two", [podset("two/w", 4, gpu=2)]),
+             group("three", [podset("three/w", 3, gpu=1)]),
+             group("whole", [podset("whole/w", 1, gpu=8)]),
+             group("a", [podset("a/w", 4, gpu=1)]),
+             group("b", [podset("b/w", 4, gpu=1)]))
+    p, state = plan(*trees, hosts=1)
+    out = place_plan(p, state)
+    assert [o.admitted for o in out] == [False, False, False, False, True, True]
+    assert sum(len(o.pods) for o in out) == 8
+
+
 def test_look_ahead_moves_an_admitted_workload_to_the_back_to_pack_more() -> None:
     # one node of 8 GPUs: a gang of two 2-GPU pods, and gangs of 2, 3 and 3 one-GPU pods.
     # Largest first admits the 4 GPUs and one 3 (7 GPUs, 5 pods), and no rejected gang
