@@ -142,7 +142,7 @@ class Lookahead:
         self.pods: list[int] = []  # per workload: its minimum's pods
         self.biggest: list[float] = []  # per workload: its largest pod's dominant share
         for w in plan.workloads:
-            total, count = 0.0, 0
+            total, count, biggest = 0.0, 0, 0.0
             if w.tree is not None and not w.waiting:
                 for ps in podsets(w.tree):
                     s = max((v * inverse[state.rindex[r]] for r, v in ps.requests.items()
@@ -150,11 +150,10 @@ class Lookahead:
                     self.share.update(dict.fromkeys(ps.pods, s))
                     total += s * ps.min_pods
                     count += ps.min_pods
+                    biggest = max(biggest, s)
             self.weight.append(total)
             self.pods.append(count)
-            self.biggest.append(round(max((self.share.get(p, 0.0) for ps in podsets(w.tree)
-                                           for p in ps.pods[:1]), default=0.0), 9)
-                                if w.tree is not None and not w.waiting else 0.0)
+            self.biggest.append(round(biggest, 9))
 
     def run(self, order: list[int], start: int = 0, mark: _Mark | None = None,
             every: int = 0) -> tuple[tuple[float, ...], list[int], dict[int, _Mark]]:
