@@ -242,10 +242,13 @@ class Domains:
                 main_sum = sums
             ok_mask &= sums >= dem.count
         if len(dems) > 1 and level.key != facts.required(node) and ok_mask.any():
-            # a level tried before the required one (for locality): pods of several
-            # shapes may each pass on the same nodes, so the domain's free resources must
-            # also cover all of them together (the required level, whose candidates a
-            # rejection is explained by, keeps the per-shape bound alone)
+            # a level other than the required one (preferred, or tried first for
+            # locality): pods of several shapes may each pass on the same nodes, so the
+            # domain's free resources must also cover all of them together. At a
+            # preferred level this also passes over domains the minimum would fit only by
+            # spilling out of them, as Volcano dry-runs a whole job per hypernode. The
+            # required level, whose candidates a rejection is explained by, keeps the
+            # per-shape bound alone
             ok_mask &= self._holds_together(dems, lo, hi, starts, sel)
         ids = np.flatnonzero(ok_mask)
         # order (and explain) by the main shape: of the minimum, else of what is asked

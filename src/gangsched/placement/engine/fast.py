@@ -193,16 +193,12 @@ def fast_place(unit: Group | PodSet, state: ClusterState, opts: Options, minimum
             continue
         if state.domain_bound(shape, req, None, lv) < total:
             continue  # no domain of this level holds the pods even empty
-        slack = entry.level_sums(lv) - total
-        bad = _invalid(state, lv, req_level if lv is not req_level else None)
-        if bad is not None:
-            slack[bad] = -1
-        j = int(slack.view(np.uint64).argmin())  # negative slack reads as huge
-        s = int(slack[j])
-        if s < 0:
-            continue
-        if s >= BIG:
+        j = _tightest(entry.level_sums(lv), total,
+                      _invalid(state, lv, req_level if lv is not req_level else None))
+        if j is None:
             return None  # the generic order caps slack: ties there, let it decide
+        if j < 0:
+            continue
         level, lo, hi, d = lv, int(lv.starts[j]), int(lv.ends[j]), j
         break
     if lo < 0:
@@ -230,6 +226,20 @@ def fast_place(unit: Group | PodSet, state: ClusterState, opts: Options, minimum
         txn.commit()
     return _decision(unit, state, sets, placed, (level, d, req_level, key),
                      (kid_key, kid_tiers[1] if kid_tiers is not None else None), minimum, total)
+
+
+def _tightest(sums: np.ndarray, count: int, bad: np.ndarray | None) -> int | None:
+    """The domain whose sum covers ``count`` with the least slack, the lowest index among
+    equals (``bad`` ones never): -1 when none covers it, None when the least slack is
+    "unlimited" (the generic order caps slack, so ties there are its to break)."""
+    slack = sums - count
+    if bad is not None:
+        slack[bad] = -1
+    j = int(slack.view(np.uint64).argmin())  # negative slack reads as huge
+    s = int(slack[j])
+    if s < 0:
+        return -1
+    return None if s >= BIG else j
 
 
 def _order(sets: list[PodSet], by_size: bool = True) -> list[int]:
@@ -310,15 +320,11 @@ class _Scope:
                     continue
                 sums, _, d0, starts, ends, bad = self._level(
                     lv, kid_req if lv is not kid_req else None)
-                slack = sums - count
-                if bad is not None:
-                    slack[bad] = -1
-                j = int(slack.view(np.uint64).argmin())
-                s = int(slack[j])
-                if s < 0:
-                    continue
-                if s >= BIG:
+                j = _tightest(sums, count, bad)
+                if j is None:
                     return None
+                if j < 0:
+                    continue
                 lo, hi = int(starts[j]) - self.lo, int(ends[j]) - self.lo
                 level, d = lv, d0 + j
                 break
