@@ -31,7 +31,7 @@ from urllib.parse import quote, urlsplit
 
 from gangsched.api.errors import GangschedError
 from gangsched.k8s import keepalive
-from gangsched.k8s.api import Kind, KubeError, Obj, Resources
+from gangsched.k8s.api import PODS, Kind, KubeError, Obj, Resources
 
 try:
     import urllib3
@@ -326,8 +326,7 @@ class Kube:
             meta["uid"] = uid
         body = {"apiVersion": "v1", "kind": "Binding", "metadata": meta,
                 "target": {"apiVersion": "v1", "kind": "Node", "name": node}}
-        reply = self._request("POST", f"/api/v1/namespaces/{namespace}/pods/{name}/binding",
-                              body)
+        reply = self._request("POST", self._path(PODS, namespace, name, "binding"), body)
         # The reply is a Status (kube-apiserver) or the Binding (some servers): either is
         # success; a Status that says otherwise is not.
         if reply.get("kind") == "Status" and reply.get("status") not in (None, "Success"):
