@@ -63,6 +63,9 @@ def test_a_small_run_prints_the_table_and_writes_the_report(tmp_path: Path) -> N
     assert summary["parameters"]["load"] == 2
     ours = summary["policies"]["gangsched"]
     assert len(ours["per_seed"]["units"]) == 2 and len(ours["ci"]["units"]) == 2
+    for policy in summary["policies"].values():  # locality over time, a share of unit-samples
+        assert all(x is None or 0.0 <= x <= 1.0 for x in policy["per_seed"]["locality_held"])
+    assert "locality held" in (out_dir / "report.html").read_text()
     assert (out_dir / "units.csv").exists() and (out_dir / "timeseries.csv").exists()
     # the saved trace replays through --trace on the same cluster
     code, out, err = invoke("--trace", trace, "--cluster-spec", "zone=1,block=1,rack=2,host=2",
