@@ -527,7 +527,10 @@ class Server:
         self.backend.check_nodes()  # pods on nodes that failed while no one was leading
         # the caches, the cluster state and the units live as long as the leadership:
         # out of the collector's passes, which otherwise rescan them all every few
-        # thousand allocations (1.4 s of 4.8 s binding 10,000 pods, benchmarks/serve_load.py)
+        # thousand allocations (1.4 s of 4.8 s binding 10,000 pods, benchmarks/serve_load.py).
+        # Frozen objects are still freed by reference counting; only a reference cycle
+        # among what exists now would stay once unused, so the cost is bounded by this
+        # moment's state (what is created later is collected as usual)
         gc.collect()
         gc.freeze()
         units = self.scheduler.units.values()
