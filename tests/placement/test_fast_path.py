@@ -12,7 +12,9 @@ full sort.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, replace
+from typing import Any
 
 import numpy as np
 import pytest
@@ -22,7 +24,7 @@ from gangsched.cluster.state import ClusterState
 from gangsched.gang import Constraint, Group, PodSet
 from gangsched.placement import place
 from gangsched.placement.engine import Options
-from gangsched.placement.engine.fast import fast_place
+from gangsched.placement.engine.fast import _Scope, fast_place
 from gangsched.placement.engine.pods import choose
 from gangsched.testing.builders import GPU, LEVEL_KEYS, levels_of, nodes, podset
 
@@ -136,16 +138,18 @@ def test_fast_path_agrees_under_other_options(variant: str, seed: int) -> None:
     agree(1_000 + seed, VARIANTS[variant])
 
 
-def agree(seed: int, opts: Options) -> None:
-    """A queue of random units decided with the fast path on and off (``opts`` otherwise)
-    on two copies of a random cluster: the same decisions, the same cluster after."""
+def agree(seed: int, opts: Options, make: Callable[[np.random.Generator, int], Group] = (
+        random_unit)) -> None:
+    """A queue of random units (``make``) decided with the fast path on and off (``opts``
+    otherwise) on two copies of a random cluster: the same decisions, the same cluster
+    after."""
     rng = np.random.default_rng(seed)
     base = random_cluster(rng)
     fast_state, generic_state = base.snapshot(), base.snapshot()
     generic = replace(opts, fast=False)
     served = 0
     for i in range(40):
-        unit = random_unit(rng, i)
+        unit = make(rng, i)
         probe = fast_state.snapshot()
         if fast_place(unit, probe, opts, unit.size, commit=False) is not None:
             served += 1
@@ -155,6 +159,41 @@ def agree(seed: int, opts: Options) -> None:
         assert decided(a) == decided(b), f"seed {seed}, unit {i}"
         assert np.array_equal(fast_state.free, generic_state.free)
     assert served > 0
+
+
+def many_replicas(rng: np.random.Generator, i: int) -> Group:
+    """Many identical replicas (a training job's slices), each requiring a level, under a
+    root that may require a wider one; now and then a replica of another size."""
+    p = f"u{i}"
+    key = str(rng.choice(["rack", "rack", "block", "host"]))
+    pods = int(rng.choice([1, 2, 3, 4, 6, 8]))
+    gpu = int(rng.choice([1, 2, 4, 8]))
+    kids: list[Group | PodSet] = []
+    for k in range(int(rng.integers(2, 13))):
+        n = pods + (1 if rng.random() < 0.1 else 0)
+        kids.append(Group(f"r{k}", f"{p}/r{k}", [podset(f"{p}/r{k}/w", n, gpu=gpu)],
+                          min_groups=1, topology=(Constraint(LEVEL_KEYS[key]),)))
+    root = str(rng.choice(["", "zone", "block"]))
+    topo = (Constraint(LEVEL_KEYS[root]),) if root and root != key else ()
+    return Group(p, p, kids, min_groups=len(kids), topology=topo)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_fast_path_places_runs_of_replicas_as_the_generic_search(
+        seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs of equal replicas taking one domain each are placed at once
+    (``_Scope._each``): the same decisions as the generic search, which places them one
+    by one."""
+    calls = []
+    each = _Scope._each
+
+    def counted(self: _Scope, *args: Any) -> Any:
+        calls.append(args)
+        return each(self, *args)
+
+    monkeypatch.setattr(_Scope, "_each", counted)
+    agree(2_000 + seed, Options(), many_replicas)
+    assert calls, "no run of replicas was placed at once"
 
 
 def test_fast_path_serves_the_common_shapes_and_leaves_the_rest() -> None:

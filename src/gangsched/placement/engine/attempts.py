@@ -123,14 +123,14 @@ def place(
     """Decide one scheduling unit. On admission the state holds the placement when
     ``commit`` is true; otherwise (or on rejection) the state is left exactly as it was."""
     opts = options or DEFAULT
+    if opts.fast and state.n_nodes and current() is None:
+        fast = fast_place(unit, state, opts, None, commit)
+        if fast is not None:
+            return fast
     minimum = minimum_pods(unit)
     if state.n_nodes == 0:
         status = Status(Code.UNRESOLVABLE, (f"{unit.name}: the cluster has no nodes",))
         return _decision(unit, state, status, None, minimum, 0)
-    if opts.fast and current() is None:
-        fast = fast_place(unit, state, opts, minimum, commit)
-        if fast is not None:
-            return fast
     facts = Facts(unit, state)
     domains = Domains(facts, opts.domain_order == "fit", opts.narrow)
     won: Outcome | None = None

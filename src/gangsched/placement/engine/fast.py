@@ -19,7 +19,10 @@ no exclusive domains, no preferred constraints.
   (:meth:`ClusterState.domain_bound`) is skipped without looking at its domains.
 - Inside the root's domain, each replica in placement order (largest first, then as
   listed) takes its domain the same way and its nodes by :func:`.pods.choose`, exactly as
-  :class:`.pods.Pods` would, on local copies of the capacities (:class:`_Scope`).
+  :class:`.pods.Pods` would, on local copies of the capacities (:class:`_Scope`). A run of
+  equal replicas that take one domain each (a training job's rack slices) is placed in
+  one pass of numpy calls over all those domains (:meth:`_Scope.replicas`), with the
+  same result; the placement is committed as one change.
 - The decision value (assignments, per-group outcomes, dry runs) is built as
   :func:`.attempts._decision` builds it.
 
@@ -73,13 +76,19 @@ def _replica_sets(unit: Group, state: ClusterState
         return None
     sets: list[PodSet] = []
     keys: set[str | None] = set()
+    topo: object = None  # the last replica group's constraints, and what they gave
+    key: str | None = None
     for ch in kids:
         if isinstance(ch, PodSet):
             ps = ch
             keys.add(None)
         else:
-            ok, key = _required(ch, state)
-            if (not ok or ch.max_pods_per_node is not None or ch.held_per_node
+            if ch.topology is not topo and ch.topology != topo:
+                ok, key = _required(ch, state)
+                if not ok:
+                    return None
+                topo = ch.topology
+            if (ch.max_pods_per_node is not None or ch.held_per_node
                     or ch.min_groups != 1 or len(ch.children) != 1):
                 return None
             keys.add(key)
@@ -151,9 +160,11 @@ def _racks(state: ClusterState, opts: Options) -> Level | None:
     return lowest[-1] if lowest else None
 
 
-def fast_place(unit: Group | PodSet, state: ClusterState, opts: Options, minimum: int,
-               commit: bool) -> Decision | None:
-    """The decision for a unit of the fast shape that fits; None for anything else."""
+def fast_place(unit: Group | PodSet, state: ClusterState, opts: Options,
+               minimum: int | None, commit: bool) -> Decision | None:
+    """The decision for a unit of the fast shape that fits; None for anything else.
+    ``minimum``: the unit's minimum pods, or None (the fast shape's minimum is all its
+    pods, :func:`gangsched.gang.minimum_pods` need not walk the tree)."""
     if (not isinstance(unit, Group) or unit.max_pods_per_node is not None
             or unit.held_per_node or opts.node_order != "pack" or opts.extras_first
             or opts.domain_order != "fit"):
@@ -168,7 +179,7 @@ def fast_place(unit: Group | PodSet, state: ClusterState, opts: Options, minimum
         if (topo.rank(kid_key) or 0) < (topo.rank(key) or 0):
             return None  # a replica's level wider than the unit's
     total = sum(len(ps.pods) for ps in sets)
-    if unit.min_pods > total or minimum != total:
+    if unit.min_pods > total or minimum not in (None, total):
         return None
     if 1 + len(sets) + sum(ch is not ps for ch, ps in zip(unit.children, sets, strict=True)
                            ) > opts.max_dry_runs:
@@ -214,18 +225,23 @@ def fast_place(unit: Group | PodSet, state: ClusterState, opts: Options, minimum
                   for i in (range(n_sets) if n_sets == 1 else _order(sets, by_size))]
     else:
         inside = _Scope(state, entry, _racks(state, opts), lo, hi)
-        for i in _order(sets, by_size):
-            one = inside.replica(i, len(sets[i].pods), kid_tiers, shape, req)
-            if one is None:
-                return None  # the generic search backtracks: let it decide
-            placed.append(one)
+        got_all = inside.replicas(_order(sets, by_size), [len(ps.pods) for ps in sets],
+                                  kid_tiers, shape, req)
+        if got_all is None:
+            return None  # the generic search backtracks: let it decide
+        placed = got_all
     if commit:
         txn = state.begin()
-        for i, nodes, take, _, _ in placed:
-            txn.place(nodes, take, shape, tag=sets[i].path)
+        if len(placed) == 1:
+            txn.place(placed[0][1], placed[0][2], shape)
+        else:  # one change for all the sets (replicas may share nodes: summed)
+            at = np.concatenate([p[1] for p in placed])
+            take = np.concatenate([p[2] for p in placed])
+            nodes, where = np.unique(at, return_inverse=True)
+            txn.place(nodes, np.bincount(where, take, len(nodes)).astype(np.int64), shape)
         txn.commit()
     return _decision(unit, state, sets, placed, (level, d, req_level, key),
-                     (kid_key, kid_tiers[1] if kid_tiers is not None else None), minimum, total)
+                     (kid_key, kid_tiers[1] if kid_tiers is not None else None), total)
 
 
 def _tightest(sums: np.ndarray, count: int, bad: np.ndarray | None) -> int | None:
@@ -305,31 +321,81 @@ class _Scope:
             self.sums[id(lv)] = got
         return got
 
-    def replica(self, i: int, count: int,
-                tiers: tuple[list[Level | None], Level | None] | None,
-                shape: Shape, req: NodeRequirements) -> Placed | None:
-        """Place set i's ``count`` pods: in the scope, or (``tiers``: the replica's levels
-        and required level) in the first tier's tightest domain that holds them; None
-        when no domain does."""
-        lo, hi, level, d = 0, self.hi - self.lo, None, -1
-        if tiers is not None:
-            levels, kid_req = tiers
-            for lv in levels:
-                assert lv is not None
-                if self.state.domain_bound(shape, req, None, lv) < count:
-                    continue
-                sums, _, d0, starts, ends, bad = self._level(
-                    lv, kid_req if lv is not kid_req else None)
-                j = _tightest(sums, count, bad)
-                if j is None:
-                    return None
-                if j < 0:
-                    continue
-                lo, hi = int(starts[j]) - self.lo, int(ends[j]) - self.lo
-                level, d = lv, d0 + j
-                break
-            else:
+    def replicas(self, order: list[int], counts: list[int],
+                 tiers: tuple[list[Level | None], Level | None] | None,
+                 shape: Shape, req: NodeRequirements) -> list[Placed] | None:
+        """Place the sets of ``order`` one after the other, set i's ``counts[i]`` pods
+        each: in the scope, or (``tiers``: the replicas' levels and required level) in
+        the first tier's tightest domain that holds them; None when one finds no domain.
+
+        A run of equal counts is placed at once where that is the same: the domains
+        taking one replica each. A domain's sum only falls as pods are placed, so no
+        narrower tier gains a candidate, and the domain a replica took either still
+        holds another (then it is the tightest, and takes the next one too) or holds no
+        more; the domains no replica touched keep their order. So the run takes the
+        tier's candidates in the order (slack, index), each as many replicas as its sum
+        holds, and where each holds one, the domains' nodes are disjoint and chosen as
+        :func:`.pods.choose` would (:meth:`_each`)."""
+        out: list[Placed] = []
+        k = 0
+        while k < len(order):
+            i, count = order[k], counts[order[k]]
+            if tiers is None:
+                out.append(self._take(i, count, 0, self.hi - self.lo, None, -1))
+                k += 1
+                continue
+            tier = self._tier(count, tiers, shape, req)
+            if tier is None:
                 return None
+            lv, d0, starts, ends, cand = tier
+            run = 1
+            while (k + run < len(order) and run < len(cand)
+                   and counts[order[k + run]] == count):
+                run += 1
+            if run > 1:  # domains holding one replica each, in order, from the first
+                sums = self.sums[id(lv)][0]
+                ones = int(np.argmax(np.append(sums[cand[:run]] >= 2 * count, True)))
+                run = ones
+            if run <= 1:
+                j = int(cand[0])
+                out.append(self._take(i, count, int(starts[j]) - self.lo,
+                                      int(ends[j]) - self.lo, lv, d0 + j))
+                k += 1
+                continue
+            out += self._each(order[k:k + run], count, lv, d0, starts, ends, cand[:run])
+            k += run
+        return out
+
+    def _tier(self, count: int, tiers: tuple[list[Level | None], Level | None],
+              shape: Shape, req: NodeRequirements
+              ) -> tuple[Level, int, np.ndarray, np.ndarray, np.ndarray] | None:
+        """The first of ``tiers`` with a domain holding ``count``: (its level, the scope's
+        first domain of it, domain starts and ends, the candidates in the order they are
+        taken: least slack first, then index); None when none does or the least slack is
+        "unlimited" (:func:`_tightest`)."""
+        levels, kid_req = tiers
+        for lv in levels:
+            assert lv is not None
+            if self.state.domain_bound(shape, req, None, lv) < count:
+                continue
+            sums, _, d0, starts, ends, bad = self._level(
+                lv, kid_req if lv is not kid_req else None)
+            slack = sums - count
+            if bad is not None:
+                slack[bad] = -1
+            cand = np.flatnonzero(slack >= 0)
+            if not len(cand):
+                continue
+            cand = cand[np.argsort(slack[cand], kind="stable")]
+            if slack[cand[0]] >= BIG:
+                return None
+            return lv, d0, starts, ends, cand
+        return None
+
+    def _take(self, i: int, count: int, lo: int, hi: int, level: Level | None, d: int
+              ) -> Placed:
+        """Set i's ``count`` pods on the nodes :func:`.pods.choose` picks in [lo, hi) of
+        the scope."""
         f = self.f[lo:hi]
         nz = np.flatnonzero(f)
         fv = f[nz]
@@ -337,14 +403,60 @@ class _Scope:
         rk = room[self.dom[lo:hi][nz]] if room is not None else None
         at, take = choose(fv, count, True, rk, None)
         picks = nz[at] + lo  # into the scope
+        self._took(picks, take)
+        return i, picks + self.lo, take, level, d
+
+    def _took(self, picks: np.ndarray, take: np.ndarray) -> None:
+        """Bring the scope's counts up to date after pods were placed on ``picks``."""
         self.f[picks] -= take
-        if room is not None:
-            np.subtract.at(room, self.dom[picks], take)
+        if self.room is not None:
+            np.subtract.at(self.room, self.dom[picks], take)
         for sums, node_dom, *_ in self.sums.values():
             if sums is not self.f:
                 np.subtract.at(sums, node_dom[picks], take)
         self.taken.append((picks, take))
-        return i, picks + self.lo, take, level, d
+
+    def _each(self, sets: list[int], count: int, lv: Level, d0: int, starts: np.ndarray,
+              ends: np.ndarray, doms: np.ndarray) -> list[Placed]:
+        """One replica in each of the domains ``doms`` (local indices, disjoint), set
+        ``sets[r]`` in ``doms[r]``: in each, :func:`.pods.choose`'s nodes (one node that
+        holds them all, the tightest, then the fullest rack, then the lowest index; else
+        nodes by fit ascending, then rack room, then index, until ``count`` are placed),
+        in numpy calls over all the domains at once."""
+        lo, hi = starts[doms] - self.lo, ends[doms] - self.lo
+        sizes = hi - lo
+        seg = np.repeat(np.arange(len(doms)), sizes)
+        pos = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+        pos += np.repeat(lo, sizes)  # scope positions, domain after domain
+        fv = self.f[pos]
+        keep = fv > 0
+        seg, pos, fv = seg[keep], pos[keep], fv[keep]
+        room = self.room[self.dom[pos]] if self.room is not None else None
+        keys = (pos, fv, seg) if room is None else (pos, room, fv, seg)
+        at = np.lexsort(keys)  # per domain: fit, rack room, index ascending
+        seg, pos, fv = seg[at], pos[at], fv[at]
+        n = len(doms)
+        begin = np.searchsorted(seg, np.arange(n))
+        # one node holds them all: the first such in this order (the tightest)
+        whole = np.flatnonzero(fv >= count)
+        first = np.full(n, -1, dtype=np.int64)
+        doms_whole, at_first = np.unique(seg[whole], return_index=True)
+        first[doms_whole] = whole[at_first]
+        cum = np.cumsum(fv)
+        before = cum - fv - np.repeat(np.append(0, cum)[begin], np.diff(np.append(begin, len(fv))))
+        need = (before < count) & (first[seg] < 0)
+        take = np.minimum(fv, count - before)
+        take[~need] = 0
+        single = first >= 0
+        take[first[single]] = count
+        chosen = np.flatnonzero(take)
+        seg, pos, take = seg[chosen], pos[chosen], take[chosen]
+        self._took(pos, take)
+        cuts = [0, *np.searchsorted(seg, np.arange(1, n)).tolist(), len(seg)]
+        nodes = pos + self.lo
+        ids = (doms + d0).tolist()
+        return [(sets[r], nodes[cuts[r]:cuts[r + 1]], take[cuts[r]:cuts[r + 1]], lv, ids[r])
+                for r in range(n)]
 
 
 def _domain(topo: Topology, level: Level | None, d: int, req: Level | None, key: str | None
@@ -364,20 +476,18 @@ def _domain(topo: Topology, level: Level | None, d: int, req: Level | None, key:
 
 def _decision(unit: Group, state: ClusterState, sets: list[PodSet], placed: list[Placed],
               where: tuple[Level | None, int, Level | None, str | None],
-              kid: tuple[str | None, Level | None], minimum: int, total: int) -> Decision:
+              kid: tuple[str | None, Level | None], total: int) -> Decision:
     """The decision value, as the generic path builds it."""
     topo = state.topology
-    assignments: dict[str, str] = {}
-    by_set: dict[int, Placed] = {}
-    for one in placed:
-        i, nodes, take = one[0], one[1], one[2]
-        by_set[i] = one
-        pods = sets[i].pods
-        if len(nodes) == 1:
-            assignments.update(dict.fromkeys(pods, topo.names[int(nodes[0])]))
-        else:  # pods in order, node after node
-            names = np.repeat(topo.name_array[nodes], take).tolist()
-            assignments.update(zip(pods, names, strict=True))
+    by_set = {one[0]: one for one in placed}
+    if len(placed) == 1 and len(placed[0][1]) == 1:
+        assignments = dict.fromkeys(sets[placed[0][0]].pods, topo.names[int(placed[0][1][0])])
+    else:  # each set's pods in order, node after node; the sets in placement order
+        nodes = np.concatenate([one[1] for one in placed])
+        take = np.concatenate([one[2] for one in placed])
+        names = np.repeat(topo.name_array[nodes], take).tolist()
+        pods = [p for one in placed for p in sets[one[0]].pods]
+        assignments = dict(zip(pods, names, strict=True))
     level, d, req_level, key = where
     dkey, dval, label = _domain(topo, level, d, req_level, key)
     kids = unit.children
@@ -403,8 +513,7 @@ def _decision(unit: Group, state: ClusterState, sets: list[PodSet], placed: list
                                    min_pods=ps.min_pods, size=n, satisfied=True))
         dry_runs += 1
     return Decision(unit=unit.path, admitted=True, assignments=assignments, groups=groups,
-                    reason="", minimum_pods=minimum, extra_pods=total - minimum,
-                    dry_runs=dry_runs)
+                    reason="", minimum_pods=total, extra_pods=0, dry_runs=dry_runs)
 
 
 __all__ = ["fast_place"]
