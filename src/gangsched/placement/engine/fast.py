@@ -35,6 +35,8 @@ check both agree on random clusters and units.
 
 from __future__ import annotations
 
+from itertools import chain
+
 import numpy as np
 
 from gangsched.api.types import NodeRequirements
@@ -216,13 +218,13 @@ def fast_place(unit: Group | PodSet, state: ClusterState, opts: Options,
         return None  # does not fit: the generic search explains why
     # 2. the pods: each replica in placement order (largest first, then as listed), in
     # its own domain when it requires one
-    placed: list[Placed] = []
     kid_tiers = _tiers(state, kid_key, opts.narrow) if kid_key is not None else None
     by_size = opts.child_order == "size"
     if hi - lo == 1 and kid_key is None:  # one node holds them all: each set there
-        node, n_sets = np.array([lo], dtype=np.int64), len(sets)
-        placed = [(i, node, np.array([len(sets[i].pods)], dtype=np.int64), None, -1)
-                  for i in (range(n_sets) if n_sets == 1 else _order(sets, by_size))]
+        n_sets = len(sets)
+        placed: list[Placed] = [(i, None, -1) for i in (
+            range(n_sets) if n_sets == 1 else _order(sets, by_size))]
+        parts = [(np.array([lo], dtype=np.int64), np.array([total], dtype=np.int64))]
     else:
         inside = _Scope(state, entry, _racks(state, opts), lo, hi)
         got_all = inside.replicas(_order(sets, by_size), [len(ps.pods) for ps in sets],
@@ -230,17 +232,22 @@ def fast_place(unit: Group | PodSet, state: ClusterState, opts: Options,
         if got_all is None:
             return None  # the generic search backtracks: let it decide
         placed = got_all
+        parts = [(picks + lo, take) for picks, take in inside.taken]
     if commit:
         txn = state.begin()
-        if len(placed) == 1:
-            txn.place(placed[0][1], placed[0][2], shape)
-        else:  # one change for all the sets (replicas may share nodes: summed)
-            at = np.concatenate([p[1] for p in placed])
-            take = np.concatenate([p[2] for p in placed])
-            nodes, where = np.unique(at, return_inverse=True)
-            txn.place(nodes, np.bincount(where, take, len(nodes)).astype(np.int64), shape)
+        if len(parts) == 1:
+            txn.place(parts[0][0], parts[0][1], shape)
+        else:  # one change for all the sets
+            at = np.concatenate([p[0] for p in parts])
+            take = np.concatenate([p[1] for p in parts])
+            if (len({p[2] for p in placed}) < len(placed) or placed[0][1] is None
+                    or len({id(p[1]) for p in placed}) > 1):
+                # replicas that may share nodes: summed per node
+                nodes, where = np.unique(at, return_inverse=True)
+                at, take = nodes, np.bincount(where, take, len(nodes)).astype(np.int64)
+            txn.place(at, take, shape)
         txn.commit()
-    return _decision(unit, state, sets, placed, (level, d, req_level, key),
+    return _decision(unit, state, sets, placed, parts, (level, d, req_level, key),
                      (kid_key, kid_tiers[1] if kid_tiers is not None else None), total)
 
 
@@ -266,8 +273,9 @@ def _order(sets: list[PodSet], by_size: bool = True) -> list[int]:
     return sorted(range(len(sets)), key=lambda i: -len(sets[i].pods))
 
 
-Placed = tuple[int, np.ndarray, np.ndarray, "Level | None", int]
-"""(set, nodes, pods per node, the replica's level and domain or None and -1)."""
+Placed = tuple[int, "Level | None", int]
+"""(set, the replica's level and domain, or None and -1); the nodes each set took and
+how many pods each are :attr:`_Scope.taken`, in the same order."""
 
 
 class _Scope:
@@ -291,7 +299,8 @@ class _Scope:
         # level id -> (sums, node -> local domain, first domain, starts, ends, bad)
         self.sums: dict[int, tuple[np.ndarray, np.ndarray, int, np.ndarray, np.ndarray,
                                    np.ndarray | None]] = {}
-        self.taken: list[tuple[np.ndarray, np.ndarray]] = []  # (nodes in scope, pods)
+        # (nodes in scope, pods on each), set after set in placement order
+        self.taken: list[tuple[np.ndarray, np.ndarray]] = []
 
     def _level(self, lv: Level, within: Level | None
                ) -> tuple[np.ndarray, np.ndarray, int, np.ndarray, np.ndarray, np.ndarray | None]:
@@ -402,9 +411,8 @@ class _Scope:
         room = self.room
         rk = room[self.dom[lo:hi][nz]] if room is not None else None
         at, take = choose(fv, count, True, rk, None)
-        picks = nz[at] + lo  # into the scope
-        self._took(picks, take)
-        return i, picks + self.lo, take, level, d
+        self._took(nz[at] + lo, take)  # positions in the scope
+        return i, level, d
 
     def _took(self, picks: np.ndarray, take: np.ndarray) -> None:
         """Bring the scope's counts up to date after pods were placed on ``picks``."""
@@ -431,17 +439,28 @@ class _Scope:
         fv = self.f[pos]
         keep = fv > 0
         seg, pos, fv = seg[keep], pos[keep], fv[keep]
+        # per domain: fit, rack room, index ascending (positions ascend within each
+        # domain, so a stable sort on one key of (domain, fit, room) orders them so)
         room = self.room[self.dom[pos]] if self.room is not None else None
-        keys = (pos, fv, seg) if room is None else (pos, room, fv, seg)
-        at = np.lexsort(keys)  # per domain: fit, rack room, index ascending
+        span = len(doms) * (int(fv.max()) + 1) * (int(room.max()) + 1 if room is not None else 1)
+        if span < 1 << 62:
+            key = seg * (int(fv.max()) + 1) + fv
+            if room is not None:
+                key = key * (int(room.max()) + 1) + room
+            at = np.argsort(key, kind="stable")
+        else:  # one key would overflow
+            at = np.lexsort((fv, seg) if room is None else (room, fv, seg))
         seg, pos, fv = seg[at], pos[at], fv[at]
         n = len(doms)
         begin = np.searchsorted(seg, np.arange(n))
         # one node holds them all: the first such in this order (the tightest)
         whole = np.flatnonzero(fv >= count)
         first = np.full(n, -1, dtype=np.int64)
-        doms_whole, at_first = np.unique(seg[whole], return_index=True)
-        first[doms_whole] = whole[at_first]
+        if len(whole):
+            wseg = seg[whole]
+            lead = np.ones(len(whole), dtype=bool)
+            np.not_equal(wseg[1:], wseg[:-1], out=lead[1:])
+            first[wseg[lead]] = whole[lead]
         cum = np.cumsum(fv)
         before = cum - fv - np.repeat(np.append(0, cum)[begin], np.diff(np.append(begin, len(fv))))
         need = (before < count) & (first[seg] < 0)
@@ -450,13 +469,8 @@ class _Scope:
         single = first >= 0
         take[first[single]] = count
         chosen = np.flatnonzero(take)
-        seg, pos, take = seg[chosen], pos[chosen], take[chosen]
-        self._took(pos, take)
-        cuts = [0, *np.searchsorted(seg, np.arange(1, n)).tolist(), len(seg)]
-        nodes = pos + self.lo
-        ids = (doms + d0).tolist()
-        return [(sets[r], nodes[cuts[r]:cuts[r + 1]], take[cuts[r]:cuts[r + 1]], lv, ids[r])
-                for r in range(n)]
+        self._took(pos[chosen], take[chosen])  # the sets' pods in order, as one part
+        return [(i, lv, d) for i, d in zip(sets, (doms + d0).tolist(), strict=True)]
 
 
 def _domain(topo: Topology, level: Level | None, d: int, req: Level | None, key: str | None
@@ -475,18 +489,20 @@ def _domain(topo: Topology, level: Level | None, d: int, req: Level | None, key:
 
 
 def _decision(unit: Group, state: ClusterState, sets: list[PodSet], placed: list[Placed],
+              parts: list[tuple[np.ndarray, np.ndarray]],
               where: tuple[Level | None, int, Level | None, str | None],
               kid: tuple[str | None, Level | None], total: int) -> Decision:
     """The decision value, as the generic path builds it."""
     topo = state.topology
     by_set = {one[0]: one for one in placed}
-    if len(placed) == 1 and len(placed[0][1]) == 1:
-        assignments = dict.fromkeys(sets[placed[0][0]].pods, topo.names[int(placed[0][1][0])])
-    else:  # each set's pods in order, node after node; the sets in placement order
-        nodes = np.concatenate([one[1] for one in placed])
-        take = np.concatenate([one[2] for one in placed])
+    # each set's pods in order, node after node; the sets in placement order
+    pods = chain.from_iterable(sets[one[0]].pods for one in placed)
+    if len(parts) == 1 and len(parts[0][0]) == 1:
+        assignments = dict.fromkeys(pods, topo.names[int(parts[0][0][0])])
+    else:
+        nodes, take = parts[0] if len(parts) == 1 else (
+            np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
         names = np.repeat(topo.name_array[nodes], take).tolist()
-        pods = [p for one in placed for p in sets[one[0]].pods]
         assignments = dict(zip(pods, names, strict=True))
     level, d, req_level, key = where
     dkey, dval, label = _domain(topo, level, d, req_level, key)
@@ -498,19 +514,19 @@ def _decision(unit: Group, state: ClusterState, sets: list[PodSet], placed: list
     )]
     kid_key, kid_req = kid
     dry_runs = 1
+    G = GroupOutcome  # positional below, in the order of its fields (cheaper)
     for i, (ch, ps) in enumerate(zip(kids, sets, strict=True)):
         n = len(ps.pods)
         if ch is not ps:
             assert isinstance(ch, Group)
-            _, _, _, klevel, kd = by_set[i]
-            ckey, cval, clabel = _domain(topo, klevel, kd, kid_req, kid_key)
-            groups.append(GroupOutcome(
-                path=ch.path, kind="Group", placed_pods=n, min_pods=ch.min_pods, size=n,
-                satisfied_children=1, min_groups=ch.min_groups, children=1, domain=clabel,
-                satisfied=True, domain_key=ckey, domain_value=cval))
+            one = by_set[i]
+            ckey, cval, clabel = _domain(topo, one[1], one[2], kid_req, kid_key)
+            # path, kind, placed_pods, min_pods, size, satisfied_children, min_groups,
+            # children, domain, satisfied, domain_key, domain_value
+            groups.append(G(ch.path, "Group", n, ch.min_pods, n, 1, ch.min_groups, 1, clabel,
+                            True, ckey, cval))
             dry_runs += 1
-        groups.append(GroupOutcome(path=ps.path, kind="PodSet", placed_pods=n,
-                                   min_pods=ps.min_pods, size=n, satisfied=True))
+        groups.append(G(ps.path, "PodSet", n, ps.min_pods, n, 0, 0, 0, None, True))
         dry_runs += 1
     return Decision(unit=unit.path, admitted=True, assignments=assignments, groups=groups,
                     reason="", minimum_pods=total, extra_pods=0, dry_runs=dry_runs)
