@@ -271,11 +271,16 @@ class Domains:
         for dem in dems:
             for r, v in zip(dem.shape.index, dem.shape.amount, strict=True):
                 need[r] = need.get(r, 0) + v * dem.count
-        free = np.maximum(self.state.free[list(need), lo:hi], 0)
-        if sel is not None:
-            free = free * sel[lo:hi]
-        sums = np.add.reduceat(free, starts - lo, axis=1)
-        return np.all(sums >= np.array(list(need.values()))[:, None], axis=0)
+        at = starts - lo
+        ok = np.ones(len(starts), dtype=bool)
+        for r, v in need.items():  # row by row: views, no copy of the scope
+            row = self.state.free[r, lo:hi]
+            if sel is not None:
+                row = row * sel[lo:hi]
+            if row.min() < 0:  # a node overcommitted by bound pods holds none
+                row = np.maximum(row, 0)
+            ok &= np.add.reduceat(row, at) >= v
+        return ok
 
     def _none_hold(self, node: TreeNode, level: Level, lo: int, hi: int, d0: int, d1: int,
                    sel: np.ndarray | None) -> tuple[Candidates, Seen]:
