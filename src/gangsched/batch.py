@@ -24,6 +24,18 @@ as one batch:
    position on resumes from the best order's trial state marked there (at most
    :data:`LOOKAHEAD_MARKS` marks a trial), deciding only the rest. The budget: the unit
    decisions of :data:`LOOKAHEAD` whole batches, at most :data:`LOOKAHEAD_DECISIONS`.
+   **Fragmentation**: when the plain order rejects some workload and the batch asks for
+   pods of more than one request, the look-ahead's trials, and then the batch, are
+   decided with ``Options.mix`` set to the batch's mix (:func:`batch_mix`: each distinct
+   request, weighted by its share of the dominant shares of all the pods the batch asks
+   for). Among the candidate domains of a level that fit, the engine then takes the one
+   where the pods would strand the least of the mix's capacity (the free room of a
+   shape's dominant resource that no pod of that shape can use; FGD), then the tightest:
+   a gang of half-node pods goes to the racks whose half nodes are free rather than
+   breaking the whole nodes a gang of whole-node pods needs. A pod of the mix's only
+   shape strands nothing of it, so a batch of one request, or one that fits in its
+   plain order, is decided exactly as without the mix; when the look-ahead with the mix
+   ends below the plain order's value, the plain order without the mix is kept.
 2. **Extras, fairly.** Extras only once every minimum was tried, so no unit's extras can
    take what another unit's minimum needs. In rounds: every admitted unit grows half of
    what it still lacks (all-or-nothing, inside the domains its pods are in), then all of
@@ -105,11 +117,12 @@ def check_trees(plan: Plan, levels: list[str]) -> None:
 
 def place_plan(
     plan: Plan, state: ClusterState, options: Options | None = None, *,
-    min_first: bool = True, lookahead: int = LOOKAHEAD,
+    min_first: bool = True, lookahead: int = LOOKAHEAD, fragmentation: bool = True,
 ) -> list[WorkloadOutcome]:
     """Decide every workload; returns outcomes in input order (waiting ones included).
     ``min_first=False`` places each unit with its extras at once, in order (the
-    ablation of minimum-first); ``lookahead=0`` keeps the priority-then-input order."""
+    ablation of minimum-first); ``lookahead=0`` keeps the priority-then-input order;
+    ``fragmentation=False`` leaves ``Options.mix`` as given (the plain domain order)."""
     check_trees(plan, state.topology.keys)
     state.note_claims(plan.claims)  # bound pods hold their exclusive domains
     order = sorted(range(len(plan.workloads)),
@@ -117,7 +130,11 @@ def place_plan(
     opts = options or Options()
     first = replace(opts, extras=False) if min_first else opts
     if lookahead > 0:
-        order = Lookahead(plan, state, first).best(order, lookahead)
+        mix = batch_mix(plan, state) if fragmentation and not opts.mix else ()
+        look = Lookahead(plan, state, first, mix)
+        order = look.best(order, lookahead)
+        if look.mixed:  # the batch is decided with the domain order the search used
+            opts, first = replace(opts, mix=mix), replace(first, mix=mix)
     outcomes: dict[int, WorkloadOutcome] = {}
     admitted: list[tuple[WorkloadOutcome, TreeNode, dict[str, dict[str, str]]]] = []
     for i in order:
@@ -129,12 +146,37 @@ def place_plan(
     return [outcomes[i] for i in range(len(plan.workloads))]
 
 
+Mix = tuple[tuple[tuple[tuple[str, int], ...], float], ...]  # Options.mix
+
+
+def batch_mix(plan: Plan, state: ClusterState) -> Mix:
+    """The batch's pod shapes as ``Options.mix``: each distinct request, weighted by its
+    share of what the batch asks for (the dominant shares of all its pods, minimum and
+    extras, summed per request; the weights sum to 1)."""
+    inverse = state.inverse_totals
+    asked: dict[tuple[tuple[str, int], ...], float] = {}
+    for w in plan.workloads:
+        if w.tree is None or w.waiting:
+            continue
+        for ps in podsets(w.tree):
+            key = tuple(sorted((r, v) for r, v in ps.requests.items() if v > 0))
+            s = max((v * inverse[state.rindex[r]] for r, v in key
+                     if r in state.rindex and r != "pods"), default=0.0)
+            if s > 0 and ps.pods:
+                asked[key] = asked.get(key, 0.0) + s * len(ps.pods)
+    total = sum(asked.values())
+    return tuple((k, round(v / total, 9)) for k, v in sorted(asked.items())) if total else ()
+
+
 class Lookahead:
     """Trial batches on copies of the state, to find an order that admits more."""
 
-    def __init__(self, plan: Plan, state: ClusterState, options: Options) -> None:
+    def __init__(self, plan: Plan, state: ClusterState, options: Options,
+                 mix: Mix = ()) -> None:
         self.plan, self.state = plan, state
         self.options = replace(options, explain=False)
+        self.mix = mix if len(mix) > 1 else ()  # one shape strands nothing of itself
+        self.mixed = False  # whether the best order was found with the mix
         self.decisions = 0  # unit decisions made by the trials so far
         inverse = state.inverse_totals
         self.share: dict[str, float] = {}  # pod key -> its dominant share
@@ -194,6 +236,10 @@ class Lookahead:
         best_value, rejected, _ = self.run(order)
         if not rejected:
             return order
+        plain_value, plain_order = best_value, order
+        if self.mix:  # from here on, domains by the least stranding of the batch's mix
+            self.options, self.mixed = replace(self.options, mix=self.mix), True
+            best_value, rejected, _ = self.run(order)
         n = len(order)
         budget = min(trials * n, LOOKAHEAD_DECISIONS)
         every = -(-n // LOOKAHEAD_MARKS)  # marks kept per trial: at most LOOKAHEAD_MARKS
@@ -247,6 +293,9 @@ class Lookahead:
                 k = min(pos, key=lambda k: (self.pods[order[k]] / self.weight[order[k]], -k))
                 dropped.add(order[k])
                 progress |= trial(_to_back(order, order[k], prio), k)
+        if self.mixed and best_value < plain_value:  # never worse than the plain order
+            self.options, self.mixed = replace(self.options, mix=()), False
+            return plain_order
         return order
 
 

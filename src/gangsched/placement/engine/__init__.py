@@ -31,7 +31,8 @@ module each:
 at most one required level, each perhaps requiring a level of its own, every pod
 required) that fits is decided before phase 0, in a few numpy calls on the cached
 capacities, with the decision phases 0-4 would make; anything else, and any unit that
-does not fit, goes through the phases (``Options.fast=False``: always).
+does not fit, goes through the phases (``Options.fast=False``: always; so does every unit
+decided against a mix of pod shapes, ``Options.mix``, which orders domains differently).
 
 **Minimum alone** (:mod:`.minimum`). For minimum-first callers: a unit's minimum placed
 in the domain the whole unit would take, so its extras find room beside it later.

@@ -123,7 +123,7 @@ def place(
     """Decide one scheduling unit. On admission the state holds the placement when
     ``commit`` is true; otherwise (or on rejection) the state is left exactly as it was."""
     opts = options or DEFAULT
-    if opts.fast and state.n_nodes and current() is None:
+    if opts.fast and not opts.mix and state.n_nodes and current() is None:
         fast = fast_place(unit, state, opts, None, commit)
         if fast is not None:
             return fast
@@ -132,7 +132,8 @@ def place(
         status = Status(Code.UNRESOLVABLE, (f"{unit.name}: the cluster has no nodes",))
         return _decision(unit, state, status, None, minimum, 0)
     facts = Facts(unit, state)
-    domains = Domains(facts, opts.domain_order == "fit", opts.narrow)
+    domains = Domains(facts, opts.domain_order == "fit", opts.narrow, opts.mix,
+                      opts.keep_whole)
     won: Outcome | None = None
     explainer: Outcome | None = None  # the first failed attempt at the unit's own minimum
     for attempt in attempts(unit, facts, opts, minimum):

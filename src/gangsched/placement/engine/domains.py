@@ -14,6 +14,12 @@ parent's scope, best first (DESIGN.md sections 2.4, 2.5 and 3).
 - **Crossing keys.** A key whose domains cut across the chain (``Topology.cross``) has
   domains that are node sets; they are bounded with ``np.bincount`` and searched through
   a node selection.
+- **Fragmentation** (``Options.mix``, set by the batch only). Domains with equal room
+  for the extras go by the least estimated stranding of a mix of pod shapes, before the
+  tightest slack: where the pods step would put the node's main pods in each domain
+  (estimated for all the domains at once, without a dry run), how much free room of
+  each shape's dominant resource would become (or stop being) room no pod of that shape
+  can use, weighted by the shape's share of the mix (:meth:`Domains.stranding`).
 - **Ranking.** For a node whose bound does not already order domains as a dry run would,
   the first few candidates are dry-run and reordered by the resulting score: room for the
   wanted extras, then tight fit (least capacity left), then fewest nodes touched.
@@ -35,11 +41,13 @@ from itertools import chain
 
 import numpy as np
 
-from gangsched.cluster.state import BIG, Transaction
+from gangsched.cluster.state import BIG, Shape, Transaction
 from gangsched.cluster.topology import HOSTNAME, CrossLevel, Level, Topology
 from gangsched.gang import Constraint, PodSet, TreeNode, preferred_key
 from gangsched.placement.engine.facts import Demand, Facts
 from gangsched.placement.engine.values import Candidate, Placement, Scope, Spill, touched
+
+Mix = tuple[tuple[tuple[tuple[str, int], ...], float], ...]  # Options.mix
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 _NO_DOMAIN = np.array([-1], dtype=np.int64)
@@ -92,12 +100,16 @@ class Crossing:
 class Domains:
     """Candidate domains for the nodes of one unit (shared by its attempts)."""
 
-    def __init__(self, facts: Facts, fit_order: bool, narrow: bool = False) -> None:
+    def __init__(self, facts: Facts, fit_order: bool, narrow: bool = False,
+                 mix: Mix = (), keep_whole: bool = False) -> None:
         self.facts = facts
         self.state = facts.state
         self.topo = facts.topo
         self.fit_order = fit_order  # Options.domain_order == "fit"
         self.narrow = narrow  # Options.narrow
+        self.mix = mix  # Options.mix: shapes whose stranded capacity orders domains
+        self._mix: list[tuple[Shape, int, int, float]] | None = None  # see _mix_shapes
+        self.keep_whole = keep_whole  # Options.keep_whole: as the pods step orders nodes
         # spill scopes of nodes narrowed only for locality, by id (kept alive here)
         self._extras_only: dict[int, Scope] = {}
         self._tiers: dict[int, list[Level | None]] = {}  # by node identity, as facts are
@@ -260,8 +272,68 @@ class Domains:
             # room for wanted extras (more is better), then slack (less is better), then index
             slack = np.minimum(main_sum[ids] - (main.count if dems else 0), BIG)
             room = np.minimum(slack, facts.want(node))
-            ids = ids[np.lexsort((slack, -room))]  # stable: ties keep index order
+            if self.mix and dems:  # then the least stranding of the mix (Options.mix)
+                strand = self.stranding(dems[0], starts[ids], ends[ids], sel)
+                ids = ids[np.lexsort((slack, strand, -room))]
+            else:
+                ids = ids[np.lexsort((slack, -room))]  # stable: ties keep index order
         return Candidates(starts[ids], ends[ids], ids + d0, level, self.topo, sel), seen
+
+    def _mix_shapes(self) -> list[tuple[Shape, int, int, float]]:
+        """Per shape of the mix: (shape, its dominant resource, the amount of it a pod
+        asks for, weight / the cluster's total of that resource)."""
+        if self._mix is None:
+            state, inv = self.state, self.facts.inv_total
+            self._mix = []
+            for requests, weight in self.mix:
+                shape = state.shape(dict(requests))
+                if shape.impossible or not shape.index or weight <= 0:
+                    continue
+                k = max(range(len(shape.index)),
+                        key=lambda i: shape.amount[i] * inv[shape.index[i]])
+                r = shape.index[k]
+                self._mix.append((shape, r, shape.amount[k], weight * inv[r]))
+        return self._mix
+
+    def stranding(self, dem: Demand, starts: np.ndarray, ends: np.ndarray,
+                  sel: np.ndarray | None) -> np.ndarray:
+        """Per candidate domain (the slices [starts, ends)): how much of the mix's capacity
+        (``Options.mix``) placing ``dem``'s pods there would strand, estimated without a
+        dry run: the pods go where the pods step puts them (one node that holds them
+        all, the tightest; else the fullest nodes first, among equally full ones those of
+        the fullest racks with ``keep_whole``), and each node's stranded capacity for a
+        shape of the mix is the free amount of the shape's dominant resource that no pod
+        of the shape can use there (free minus fit count times request). The sum over
+        the nodes taken of its change, per shape weighted by the mix's weight over the
+        cluster's total of that resource (rounded to 9 places, so ties stay ties).
+
+        Lower is better: negative when the pods fill room the mix could not use (a small
+        pod on a node's leftover), positive when they break room it could (a small pod on
+        a whole node that a large pod needed)."""
+        mix = self._mix_shapes()
+        n = len(starts)
+        if not mix or n == 0:
+            return np.zeros(n)
+        state = self.state
+        fit = self.state.capacity(dem.shape, dem.req)
+        if sel is not None:
+            fit = fit * sel
+        room: np.ndarray | None = None
+        if self.keep_whole:
+            lowest = [lv for lv in self.topo.levels if lv.key != HOSTNAME]
+            if lowest:
+                racks = lowest[-1]
+                room = state.domain_sums(dem.shape, dem.req, None, racks)[racks.node_domain]
+        nodes, take, owner = _packed(fit, dem.count, starts, ends, room)
+        before = state.free[:, nodes]
+        after = before.copy()
+        for r, a in zip(dem.shape.index, dem.shape.amount, strict=True):
+            after[r] -= a * take
+        cost = np.zeros(len(nodes))
+        for shape, r, amount, w in mix:
+            cost += w * ((after[r] - _fits(shape, after) * amount)
+                         - (before[r] - _fits(shape, before) * amount))
+        return np.round(np.bincount(owner, cost, minlength=n), 9)
 
     def _holds_together(self, dems: list[Demand], lo: int, hi: int, starts: np.ndarray,
                         sel: np.ndarray | None) -> np.ndarray:
@@ -405,4 +477,49 @@ class Domains:
                 scored.append(((-min(left, size - r.placed), left, touched(r)), j))
             txn.rollback_to(m)
         return chain([j for _, j in sorted(scored)], range(tries, len(cands)))
+
+
+def _fits(shape: Shape, free: np.ndarray) -> np.ndarray:
+    """Pods of ``shape`` each column of ``free`` (resources x nodes) can take."""
+    out = free[shape.index[0]] // shape.amount[0]
+    for r, a in zip(shape.index[1:], shape.amount[1:], strict=True):
+        np.minimum(out, free[r] // a, out=out)
+    return np.maximum(out, 0)
+
+
+def _packed(fit: np.ndarray, count: int, starts: np.ndarray, ends: np.ndarray,
+            room: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Where :func:`.pods.choose` (packing) would put ``count`` pods in each of the
+    disjoint slices [starts, ends) of the nodes, all slices at once: (nodes, pods on
+    each, the slice each belongs to). ``fit``: pods each node can take; ``room``: its
+    rack's room (fewer first among equally full nodes), or None. Per slice: the node
+    with the least fit that holds them all (then the least room, the lowest index), when
+    there is one; else the nodes by (fit, room, index) until ``count`` are placed."""
+    lengths = ends - starts
+    owner = np.repeat(np.arange(len(starts)), lengths)
+    nodes = np.arange(int(lengths.sum())) + np.repeat(starts - np.cumsum(lengths) + lengths,
+                                                      lengths)
+    f = fit[nodes]
+    keep = f > 0
+    nodes, owner, f = nodes[keep], owner[keep], f[keep]
+    r = room[nodes] if room is not None else np.zeros(len(nodes), dtype=np.int64)
+    order = np.lexsort((nodes, r, f, owner))  # per slice: fullest first
+    nodes, owner, f = nodes[order], owner[order], f[order]
+    first = np.ones(len(owner), dtype=bool)
+    first[1:] = owner[1:] != owner[:-1]
+    # one node that holds them all: the first such of its slice in that order
+    at = np.flatnonzero(f >= count)
+    at = at[np.r_[True, owner[at][1:] != owner[at][:-1]]] if len(at) else at
+    single = np.zeros(len(owner), dtype=bool)
+    single[at] = True
+    got = np.zeros(len(starts), dtype=bool)
+    got[owner[single]] = True
+    many = ~got[owner]  # slices without one: nodes until count, fullest first
+    cum = np.cumsum(np.where(many, f, 0))
+    base = np.maximum.accumulate(np.where(first, cum - np.where(many, f, 0), 0))
+    before = cum - f - base  # pods the slice's nodes before this one take
+    use = many & (before < count)
+    take = np.where(single, count, np.minimum(f, count - before))
+    pick = single | use
+    return nodes[pick], take[pick].astype(np.int64), owner[pick]
 

@@ -40,6 +40,12 @@ class Options:
     # decided without the generic search, with the same result (fast.py); False: always
     # the generic search
     fast: bool = True
+    # fragmentation against a mix of pod shapes (FGD, Weng et al., ATC '23): (requests as
+    # sorted (resource, amount) pairs, weight) per shape. When given, candidate domains
+    # with equal room for extras go by the least estimated stranding of the mix's capacity
+    # (Domains.stranding), then tightest fit; such units are decided by the generic search
+    # (no fast path). () keeps the plain order: only the batch (``place``) sets it
+    mix: tuple[tuple[tuple[tuple[str, int], ...], float], ...] = ()
 
 
 DEFAULT = Options()
