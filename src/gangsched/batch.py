@@ -60,7 +60,7 @@ from gangsched.gang import (
 )
 from gangsched.model import Plan, Workload
 from gangsched.placement.decision import Decision, GroupOutcome
-from gangsched.placement.engine import Options, place, place_minimum, raised
+from gangsched.placement.engine import Mix, Options, place, place_minimum, raised
 from gangsched.scheduler.capacity import label_of
 from gangsched.scheduler.tree import residual
 
@@ -144,9 +144,6 @@ def place_plan(
     if min_first and opts.extras:
         grow_extras(admitted, state, opts)
     return [outcomes[i] for i in range(len(plan.workloads))]
-
-
-Mix = tuple[tuple[tuple[tuple[str, int], ...], float], ...]  # Options.mix
 
 
 def batch_mix(plan: Plan, state: ClusterState) -> Mix:

@@ -44,6 +44,6 @@ of (tree, state); ties break by stable order.
 
 from gangsched.placement.engine.attempts import place, place_all, raised
 from gangsched.placement.engine.minimum import place_minimum
-from gangsched.placement.engine.options import RAISE_STEPS, Options
+from gangsched.placement.engine.options import RAISE_STEPS, Mix, Options
 
-__all__ = ["RAISE_STEPS", "Options", "place", "place_all", "place_minimum", "raised"]
+__all__ = ["RAISE_STEPS", "Mix", "Options", "place", "place_all", "place_minimum", "raised"]

@@ -45,9 +45,9 @@ from gangsched.cluster.state import BIG, Shape, Transaction
 from gangsched.cluster.topology import HOSTNAME, CrossLevel, Level, Topology
 from gangsched.gang import Constraint, PodSet, TreeNode, preferred_key
 from gangsched.placement.engine.facts import Demand, Facts
+from gangsched.placement.engine.options import Mix
+from gangsched.placement.engine.pods import choose_each
 from gangsched.placement.engine.values import Candidate, Placement, Scope, Spill, touched
-
-Mix = tuple[tuple[tuple[tuple[str, int], ...], float], ...]  # Options.mix
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 _NO_DOMAIN = np.array([-1], dtype=np.int64)
@@ -324,7 +324,7 @@ class Domains:
             if lowest:
                 racks = lowest[-1]
                 room = state.domain_sums(dem.shape, dem.req, None, racks)[racks.node_domain]
-        nodes, take, owner = _packed(fit, dem.count, starts, ends, room)
+        nodes, take, owner = choose_each(fit, dem.count, starts, ends, room)
         before = state.free[:, nodes]
         after = before.copy()
         for r, a in zip(dem.shape.index, dem.shape.amount, strict=True):
@@ -485,41 +485,3 @@ def _fits(shape: Shape, free: np.ndarray) -> np.ndarray:
     for r, a in zip(shape.index[1:], shape.amount[1:], strict=True):
         np.minimum(out, free[r] // a, out=out)
     return np.maximum(out, 0)
-
-
-def _packed(fit: np.ndarray, count: int, starts: np.ndarray, ends: np.ndarray,
-            room: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Where :func:`.pods.choose` (packing) would put ``count`` pods in each of the
-    disjoint slices [starts, ends) of the nodes, all slices at once: (nodes, pods on
-    each, the slice each belongs to). ``fit``: pods each node can take; ``room``: its
-    rack's room (fewer first among equally full nodes), or None. Per slice: the node
-    with the least fit that holds them all (then the least room, the lowest index), when
-    there is one; else the nodes by (fit, room, index) until ``count`` are placed."""
-    lengths = ends - starts
-    owner = np.repeat(np.arange(len(starts)), lengths)
-    nodes = np.arange(int(lengths.sum())) + np.repeat(starts - np.cumsum(lengths) + lengths,
-                                                      lengths)
-    f = fit[nodes]
-    keep = f > 0
-    nodes, owner, f = nodes[keep], owner[keep], f[keep]
-    r = room[nodes] if room is not None else np.zeros(len(nodes), dtype=np.int64)
-    order = np.lexsort((nodes, r, f, owner))  # per slice: fullest first
-    nodes, owner, f = nodes[order], owner[order], f[order]
-    first = np.ones(len(owner), dtype=bool)
-    first[1:] = owner[1:] != owner[:-1]
-    # one node that holds them all: the first such of its slice in that order
-    at = np.flatnonzero(f >= count)
-    at = at[np.r_[True, owner[at][1:] != owner[at][:-1]]] if len(at) else at
-    single = np.zeros(len(owner), dtype=bool)
-    single[at] = True
-    got = np.zeros(len(starts), dtype=bool)
-    got[owner[single]] = True
-    many = ~got[owner]  # slices without one: nodes until count, fullest first
-    cum = np.cumsum(np.where(many, f, 0))
-    base = np.maximum.accumulate(np.where(first, cum - np.where(many, f, 0), 0))
-    before = cum - f - base  # pods the slice's nodes before this one take
-    use = many & (before < count)
-    take = np.where(single, count, np.minimum(f, count - before))
-    pick = single | use
-    return nodes[pick], take[pick].astype(np.int64), owner[pick]
-

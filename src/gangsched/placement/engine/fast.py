@@ -45,7 +45,7 @@ from gangsched.cluster.topology import HOSTNAME, Level, Topology
 from gangsched.gang import Group, PodSet
 from gangsched.placement.decision import Decision, GroupOutcome
 from gangsched.placement.engine.options import Options
-from gangsched.placement.engine.pods import choose
+from gangsched.placement.engine.pods import choose, choose_each
 
 
 def _required(node: Group, state: ClusterState) -> tuple[bool, str | None]:
@@ -430,46 +430,11 @@ class _Scope:
         ``sets[r]`` in ``doms[r]``: in each, :func:`.pods.choose`'s nodes (one node that
         holds them all, the tightest, then the fullest rack, then the lowest index; else
         nodes by fit ascending, then rack room, then index, until ``count`` are placed),
-        in numpy calls over all the domains at once."""
-        lo, hi = starts[doms] - self.lo, ends[doms] - self.lo
-        sizes = hi - lo
-        seg = np.repeat(np.arange(len(doms)), sizes)
-        pos = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-        pos += np.repeat(lo, sizes)  # scope positions, domain after domain
-        fv = self.f[pos]
-        keep = fv > 0
-        seg, pos, fv = seg[keep], pos[keep], fv[keep]
-        # per domain: fit, rack room, index ascending (positions ascend within each
-        # domain, so a stable sort on one key of (domain, fit, room) orders them so)
-        room = self.room[self.dom[pos]] if self.room is not None else None
-        span = len(doms) * (int(fv.max()) + 1) * (int(room.max()) + 1 if room is not None else 1)
-        if span < 1 << 62:
-            key = seg * (int(fv.max()) + 1) + fv
-            if room is not None:
-                key = key * (int(room.max()) + 1) + room
-            at = np.argsort(key, kind="stable")
-        else:  # one key would overflow
-            at = np.lexsort((fv, seg) if room is None else (room, fv, seg))
-        seg, pos, fv = seg[at], pos[at], fv[at]
-        n = len(doms)
-        begin = np.searchsorted(seg, np.arange(n))
-        # one node holds them all: the first such in this order (the tightest)
-        whole = np.flatnonzero(fv >= count)
-        first = np.full(n, -1, dtype=np.int64)
-        if len(whole):
-            wseg = seg[whole]
-            lead = np.ones(len(whole), dtype=bool)
-            np.not_equal(wseg[1:], wseg[:-1], out=lead[1:])
-            first[wseg[lead]] = whole[lead]
-        cum = np.cumsum(fv)
-        before = cum - fv - np.repeat(np.append(0, cum)[begin], np.diff(np.append(begin, len(fv))))
-        need = (before < count) & (first[seg] < 0)
-        take = np.minimum(fv, count - before)
-        take[~need] = 0
-        single = first >= 0
-        take[first[single]] = count
-        chosen = np.flatnonzero(take)
-        self._took(pos[chosen], take[chosen])  # the sets' pods in order, as one part
+        in numpy calls over all the domains at once (:func:`.pods.choose_each`)."""
+        room = self.room[self.dom] if self.room is not None else None
+        pos, take, _ = choose_each(self.f, count, starts[doms] - self.lo, ends[doms] - self.lo,
+                                   room)
+        self._took(pos, take)  # the sets' pods in order, as one part
         return [(i, lv, d) for i, d in zip(sets, (doms + d0).tolist(), strict=True)]
 
 

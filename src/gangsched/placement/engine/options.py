@@ -7,6 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+# a mix of pod shapes (Options.mix): per shape, its requests as sorted (resource, amount)
+# pairs and its weight
+Mix = tuple[tuple[tuple[tuple[str, int], ...], float], ...]
+
 RAISE_STEPS = (1.0, 0.75, 0.5)  # fractions of what each gang asks for, tried before its minimum
 
 
@@ -45,7 +49,7 @@ class Options:
     # with equal room for extras go by the least estimated stranding of the mix's capacity
     # (Domains.stranding), then tightest fit; such units are decided by the generic search
     # (no fast path). () keeps the plain order: only the batch (``place``) sets it
-    mix: tuple[tuple[tuple[tuple[str, int], ...], float], ...] = ()
+    mix: Mix = ()
 
 
 DEFAULT = Options()

@@ -197,3 +197,53 @@ def _combined(keys: list[np.ndarray], n: int) -> np.ndarray | None:
         out += (k.astype(np.int64) - lo) * span
         span *= width
     return out
+
+
+def choose_each(fit: np.ndarray, count: int, starts: np.ndarray, ends: np.ndarray,
+                room: np.ndarray | None = None
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`choose` packing, without a preference, in each of the disjoint slices
+    [starts[k], ends[k]) of ``fit`` (what each position can take), all at once:
+    (positions, pods on each, the slice each belongs to), slice after slice, each in the
+    order :func:`choose` gives. ``room``: the rack room of each position, or None. Per
+    slice: the tightest position that holds all ``count`` (then the least room, then the
+    lowest), when there is one; else positions by (fit, room, index) until ``count`` are
+    placed (fewer when the slice holds fewer)."""
+    sizes = ends - starts
+    owner = np.repeat(np.arange(len(starts)), sizes)
+    pos = np.arange(int(sizes.sum())) + np.repeat(starts - np.cumsum(sizes) + sizes, sizes)
+    fv = fit[pos]
+    keep = fv > 0
+    owner, pos, fv = owner[keep], pos[keep], fv[keep]
+    n = len(starts)
+    if not len(fv):
+        return pos, fv.astype(np.int64), owner
+    rk = room[pos] if room is not None else None
+    # per slice: fit, room, index ascending (positions ascend within a slice, so a
+    # stable sort on one key of (slice, fit, room) orders them so)
+    width = int(fv.max()) + 1
+    rwidth = int(rk.max()) + 1 if rk is not None else 1
+    if n * width * rwidth < 1 << 62:
+        key = owner * width + fv
+        if rk is not None:
+            key = key * rwidth + rk
+        at = np.argsort(key, kind="stable")
+    else:  # one key would overflow
+        at = np.lexsort((fv, owner) if rk is None else (rk, fv, owner))
+    owner, pos, fv = owner[at], pos[at], fv[at]
+    # one position that holds them all: the first such of its slice in this order
+    whole = np.flatnonzero(fv >= count)
+    first = np.full(n, -1, dtype=np.int64)
+    if len(whole):
+        wo = owner[whole]
+        lead = np.ones(len(whole), dtype=bool)
+        np.not_equal(wo[1:], wo[:-1], out=lead[1:])
+        first[wo[lead]] = whole[lead]
+    begin = np.searchsorted(owner, np.arange(n))
+    cum = np.cumsum(fv)
+    before = cum - fv - np.repeat(np.append(0, cum)[begin], np.diff(np.append(begin, len(fv))))
+    take = np.minimum(fv, count - before)
+    take[(before >= count) | (first[owner] >= 0)] = 0
+    take[first[first >= 0]] = count
+    chosen = np.flatnonzero(take > 0)
+    return pos[chosen], take[chosen].astype(np.int64), owner[chosen]
