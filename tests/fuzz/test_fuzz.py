@@ -1,7 +1,8 @@
 """Fuzzing the input path: every malformed file ends in a one-line error or a valid
 result, within seconds, never a traceback, a crash or a hang.
 
-The corpus is generated deterministically from every file in ``examples/`` and from
+The corpus is generated deterministically from every file in ``examples/`` (the Kthena,
+Volcano, Workload API, Grove, KAI, Kueue and LWS ones) and from
 ``deploy/example-kthena-2p2d.yaml`` (dropped fields, wrong types, garbage and huge
 quantities, counts beyond int32, bad and hostile names, unknown fields, deep nesting,
 parent and member cycles, truncated and scrambled text, appended alias bombs), plus the
@@ -43,6 +44,9 @@ SOURCES: dict[str, tuple[Path, tuple[Path, ...]]] = {  # file, what place needs 
     "gang": (EXAMPLES / "workload-gang.yaml", (EXAMPLES / "cluster-small.yaml",)),
     "deploy": (ROOT / "deploy" / "example-kthena-2p2d.yaml",
                (EXAMPLES / "cluster-small.yaml",)),
+    **{name: (EXAMPLES / f"{name}.yaml", (EXAMPLES / "cluster-small.yaml",)) for name in (
+        "grove-podcliqueset", "grove-podgang", "kai-podgroup", "kueue-job", "kueue-jobset",
+        "kueue-pod-group", "lws-exclusive")},
 }
 
 WRONG_VALUES: list[Any] = ["x", "", 7, -1, 1.5, True, None, [], {}, ["x"], {"k": "v"},
