@@ -145,3 +145,32 @@ def test_a_cluster_file_without_topology_object_gets_levels_from_the_trace(
     s = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert s["policies"]["gangsched"]["admitted"] == 1
     assert s["policies"]["gangsched"]["finished"] == 1
+
+
+def test_an_out_dir_that_is_a_file_fails_before_the_run(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    import gangsched.sim.study as study
+
+    def never(*args: object, **kwargs: object) -> object:
+        raise AssertionError("the simulation ran")
+
+    monkeypatch.setattr(study, "run_study", never)
+    taken = tmp_path / "report"
+    taken.write_text("not a directory")
+    code, _, err = invoke(*SMALL, "--out-dir", taken)
+    one_line_error(code, err, "--out-dir", "exists and is not a directory")
+    code, _, err = invoke(*SMALL, "--out-dir", taken / "inside")
+    one_line_error(code, err, "--out-dir", "is not a directory")
+    assert taken.read_text() == "not a directory"
+
+
+def test_a_report_that_cannot_be_written_is_a_one_line_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gangsched.sim.report as report
+
+    def full(*args: object, **kwargs: object) -> object:
+        raise OSError(28, "No space left on device", str(tmp_path / "o" / "report.html"))
+
+    monkeypatch.setattr(report, "write_report", full)
+    code, _, err = invoke(*SMALL, "-p", "gangsched", "--seeds", "1", "--out-dir", tmp_path / "o")
+    one_line_error(code, err, "report.html", "No space left on device")

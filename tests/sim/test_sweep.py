@@ -67,3 +67,14 @@ def test_ray_gives_the_same_numbers_as_local_processes(monkeypatch: pytest.Monke
         ray.shutdown()
     assert cells(remote.summary()) == cells(local.summary())
     assert os.environ["RAY_USAGE_STATS_ENABLED"] == "0"
+
+
+def test_an_out_dir_that_is_a_file_fails_before_the_grid_runs(tmp_path: Path) -> None:
+    taken = tmp_path / "out"
+    taken.write_text("x")
+    result = CliRunner().invoke(app, ["sweep", *SMALL, "--seeds", "1", "-p", "gangsched",
+                                      "--out-dir", str(taken)])
+    assert result.exit_code == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--out-dir" in lines[0] and "not a directory" in lines[0]
+    assert result.stdout == ""  # nothing ran: no table

@@ -207,7 +207,9 @@ class Command(TyperCommand):
 
 
 def handle_errors(func: Callable[P, R]) -> Callable[P, R]:
-    """Report a :class:`GangschedError` as one red line and exit 1; let others propagate."""
+    """Report a :class:`GangschedError`, or a file the command could not write or read
+    (an ``OSError``: a full disk, a directory where a file was expected), as one red
+    line and exit 1; let others propagate."""
 
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -216,8 +218,29 @@ def handle_errors(func: Callable[P, R]) -> Callable[P, R]:
         except GangschedError as exc:
             error(str(exc))
             raise typer.Exit(1) from None
+        except OSError as exc:
+            where = f"{printable(str(exc.filename))}: " if exc.filename else ""
+            error(f"{where}{exc.strerror or exc}")
+            raise typer.Exit(1) from None
 
     return wrapper
+
+
+def check_out_dir(path: Path, field: str = "--out-dir") -> None:
+    """Fail before any work when ``path`` cannot become a directory of outputs: it is a
+    file, or its nearest existing parent is not a writable directory."""
+    if path.exists():
+        if not path.is_dir():
+            raise InputError(f"{path} exists and is not a directory", field=field)
+        at = path
+    else:
+        at = path.parent
+        while not at.exists() and at != at.parent:
+            at = at.parent
+        if not at.is_dir():
+            raise InputError(f"{at} is not a directory", field=field)
+    if not os.access(at, os.W_OK | os.X_OK):
+        raise InputError(f"{at} is not writable", field=field)
 
 
 class App(typer.Typer):

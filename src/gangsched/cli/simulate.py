@@ -22,7 +22,7 @@ import typer
 from rich.markup import escape
 
 from gangsched.api.errors import InputError
-from gangsched.cli.common import err, info, out, plain, print_table
+from gangsched.cli.common import check_out_dir, err, info, out, plain, print_table
 
 if TYPE_CHECKING:  # the simulator (numpy, the engine) is imported where used
     from gangsched.sim.result import Study
@@ -120,7 +120,13 @@ def simulate_cmd(
         alibaba=str(alibaba) if alibaba is not None else None, alibaba_limit=alibaba_limit,
         horizon=horizon)
     check_request(request)
+    if out_dir is not None and not no_report:
+        check_out_dir(out_dir)
     sc = build_scenario(request)  # errors in the inputs surface here, before any process
+    target = None if no_report else (
+        out_dir if out_dir is not None else Path("gangsched-out") / sc.name)
+    if target is not None:
+        check_out_dir(target)
     if save_trace is not None:
         if not sc.specs:
             raise InputError("only built-in scenarios can be saved as a trace",
@@ -146,8 +152,7 @@ def simulate_cmd(
             study = run_study(request, seed_list, specs, workers, done)
     summary = study_summary(study)
     summary.update(extra)
-    report_summary(study, summary, output, None if no_report else (
-        out_dir if out_dir is not None else Path("gangsched-out") / sc.name))
+    report_summary(study, summary, output, target)
 
 
 def spec_string(spec: str) -> str:

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from gangsched.api.errors import InputError
-from gangsched.cli.common import info, print_table
+from gangsched.cli.common import check_out_dir, info, print_table
 from gangsched.cli.simulate import DEFAULT, MAX_SEEDS, Format, _progress, say, spec_string
 
 
@@ -52,6 +52,8 @@ def sweep_cmd(
         raise InputError(f"must be between 1 and {MAX_SEEDS}, got {seeds}", field="--seeds")
     if workers is not None and workers < 1:
         raise InputError(f"must be at least 1, got {workers}", field="--workers")
+    if not no_report:
+        check_out_dir(out_dir)
     scenarios = list(dict.fromkeys(scenario or [DEFAULT]))
     loads = list(dict.fromkeys(load or [0.7, 0.9, 1.1]))
     specs = [spec_string(s) for s in (policy or list(POLICIES))]
