@@ -237,6 +237,8 @@ class Lookahead:
         if self.mix:  # from here on, domains by the least stranding of the batch's mix
             self.options, self.mixed = replace(self.options, mix=self.mix), True
             best_value, rejected, _ = self.run(order)
+            if not rejected:  # everything fits: no order admits more
+                return order
         n = len(order)
         budget = min(trials * n, LOOKAHEAD_DECISIONS)
         every = -(-n // LOOKAHEAD_MARKS)  # marks kept per trial: at most LOOKAHEAD_MARKS

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from gangsched.api.types import Node
-from gangsched.batch import batch_mix, place_plan
+from gangsched.batch import LOOKAHEAD, Lookahead, batch_mix, place_plan
 from gangsched.cluster.state import ClusterState
 from gangsched.gang import Group
 from gangsched.model import Plan, Workload
@@ -52,6 +52,16 @@ def test_a_gang_of_half_node_pods_takes_the_half_nodes_and_leaves_the_whole_one(
     assert [o.admitted for o in out] == [True, True]
     assert {n.rsplit("-", 1)[0] for n in out[0].pods.values()} == {"n-z0-r1"}
     assert list(out[1].pods.values()) == ["n-z0-r0-h0"]
+
+
+def test_the_look_ahead_stops_once_the_mix_admits_everything() -> None:
+    trees = (gang("small", 3, 4, priority=10), gang("big", 1, 8))
+    ns, state = halves()
+    p = Plan([Workload(t.path, "PodGroup", t, priority=t.priority) for t in trees], ns, None, [])
+    look = Lookahead(p, state, Options(extras=False), batch_mix(p, state))
+    order = look.best([0, 1], LOOKAHEAD)
+    assert order == [0, 1] and look.mixed
+    assert look.decisions == 2 * len(order)  # the plain run and the mixed one, no trials
 
 
 def test_the_mix_weighs_each_request_by_what_the_batch_asks_for() -> None:

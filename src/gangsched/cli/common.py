@@ -208,8 +208,8 @@ class Command(TyperCommand):
 
 def handle_errors(func: Callable[P, R]) -> Callable[P, R]:
     """Report a :class:`GangschedError`, or a file the command could not write or read
-    (an ``OSError``: a full disk, a directory where a file was expected), as one red
-    line and exit 1; let others propagate."""
+    (an ``OSError`` naming a file: a full disk, a directory where a file was expected),
+    as one red line and exit 1; let others propagate."""
 
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -219,8 +219,9 @@ def handle_errors(func: Callable[P, R]) -> Callable[P, R]:
             error(str(exc))
             raise typer.Exit(1) from None
         except OSError as exc:
-            where = f"{printable(str(exc.filename))}: " if exc.filename else ""
-            error(f"{where}{exc.strerror or exc}")
+            if exc.filename is None:  # not a file (a broken pipe, a connection): propagate
+                raise
+            error(f"{printable(os.fsdecode(exc.filename))}: {exc.strerror or exc}")
             raise typer.Exit(1) from None
 
     return wrapper

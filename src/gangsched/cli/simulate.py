@@ -121,12 +121,12 @@ def simulate_cmd(
         horizon=horizon)
     check_request(request)
     if out_dir is not None and not no_report:
-        check_out_dir(out_dir)
+        check_out_dir(out_dir)  # before the scenario is built (a trace may take a while)
     sc = build_scenario(request)  # errors in the inputs surface here, before any process
     target = None if no_report else (
         out_dir if out_dir is not None else Path("gangsched-out") / sc.name)
-    if target is not None:
-        check_out_dir(target)
+    if target is not None and out_dir is None:
+        check_out_dir(target)  # the default, named after the scenario
     if save_trace is not None:
         if not sc.specs:
             raise InputError("only built-in scenarios can be saved as a trace",

@@ -281,16 +281,20 @@ class Domains:
 
     def _mix_shapes(self) -> list[tuple[Shape, int, int, float]]:
         """Per shape of the mix: (shape, its dominant resource, the amount of it a pod
-        asks for, weight / the cluster's total of that resource)."""
+        asks for, weight / the cluster's total of that resource). The dominant resource
+        is the one it asks the largest share of, pod slots (``pods``) only when it asks
+        for nothing else, as the batch's own shares count them."""
         if self._mix is None:
             state, inv = self.state, self.facts.inv_total
             self._mix = []
+            slots = state.rindex.get("pods")
             for requests, weight in self.mix:
                 shape = state.shape(dict(requests))
                 if shape.impossible or not shape.index or weight <= 0:
                     continue
                 k = max(range(len(shape.index)),
-                        key=lambda i: shape.amount[i] * inv[shape.index[i]])
+                        key=lambda i: (shape.index[i] != slots,
+                                       shape.amount[i] * inv[shape.index[i]]))
                 r = shape.index[k]
                 self._mix.append((shape, r, shape.amount[k], weight * inv[r]))
         return self._mix
@@ -299,11 +303,13 @@ class Domains:
                   sel: np.ndarray | None) -> np.ndarray:
         """Per candidate domain (the slices [starts, ends)): how much of the mix's capacity
         (``Options.mix``) placing ``dem``'s pods there would strand, estimated without a
-        dry run: the pods go where the pods step puts them (one node that holds them
-        all, the tightest; else the fullest nodes first, among equally full ones those of
-        the fullest racks with ``keep_whole``), and each node's stranded capacity for a
-        shape of the mix is the free amount of the shape's dominant resource that no pod
-        of the shape can use there (free minus fit count times request). The sum over
+        dry run: the pods go about where the pods step packs them (one node that holds
+        them all, the tightest; else the fullest nodes first, among equally full ones
+        those of the fullest racks with ``keep_whole``; the step's node preferences, such
+        as CPU-only pods keeping off GPU nodes, are left out), and each node's stranded
+        capacity for a shape of the mix is the free amount of the shape's dominant
+        resource that no pod of the shape can use there (free minus fit count times
+        request). The sum over
         the nodes taken of its change, per shape weighted by the mix's weight over the
         cluster's total of that resource (rounded to 9 places, so ties stay ties).
 

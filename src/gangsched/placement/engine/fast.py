@@ -240,9 +240,10 @@ def fast_place(unit: Group | PodSet, state: ClusterState, opts: Options,
         else:  # one change for all the sets
             at = np.concatenate([p[0] for p in parts])
             take = np.concatenate([p[1] for p in parts])
-            if (len({p[2] for p in placed}) < len(placed) or placed[0][1] is None
-                    or len({id(p[1]) for p in placed}) > 1):
-                # replicas that may share nodes: summed per node
+            # the sets share no node when each is in its own domain of one level
+            disjoint = (placed[0][1] is not None and len({id(p[1]) for p in placed}) == 1
+                        and len({p[2] for p in placed}) == len(placed))
+            if not disjoint:  # summed per node
                 nodes, where = np.unique(at, return_inverse=True)
                 at, take = nodes, np.bincount(where, take, len(nodes)).astype(np.int64)
             txn.place(at, take, shape)
@@ -343,9 +344,15 @@ class _Scope:
         holds another (then it is the tightest, and takes the next one too) or holds no
         more; the domains no replica touched keep their order. So the run takes the
         tier's candidates in the order (slack, index), each as many replicas as its sum
-        holds, and where each holds one, the domains' nodes are disjoint and chosen as
-        :func:`.pods.choose` would (:meth:`_each`)."""
+        holds; the domains holding one replica come first (:meth:`_ones`), and their
+        nodes, disjoint, are chosen as :func:`.pods.choose` would, all at once
+        (:meth:`_each`)."""
         out: list[Placed] = []
+        no_runs: set[tuple[int, int]] = set()  # (level, count) where no run was found
+        same = [1] * len(order)  # per position: how many of the same count start there
+        for k in range(len(order) - 2, -1, -1):
+            if counts[order[k]] == counts[order[k + 1]]:
+                same[k] = same[k + 1] + 1
         k = 0
         while k < len(order):
             i, count = order[k], counts[order[k]]
@@ -356,17 +363,16 @@ class _Scope:
             tier = self._tier(count, tiers, shape, req)
             if tier is None:
                 return None
-            lv, d0, starts, ends, cand = tier
-            run = 1
-            while (k + run < len(order) and run < len(cand)
-                   and counts[order[k + run]] == count):
-                run += 1
-            if run > 1:  # domains holding one replica each, in order, from the first
-                sums = self.sums[id(lv)][0]
-                ones = int(np.argmax(np.append(sums[cand[:run]] >= 2 * count, True)))
-                run = ones
-            if run <= 1:
-                j = int(cand[0])
+            lv, d0, starts, ends, j = tier
+            run = same[k]  # replicas of this count from here on
+            cand: np.ndarray | None = None
+            if (run > 1 and (id(lv), count) not in no_runs
+                    and self.sums[id(lv)][0][j] < 2 * count):  # the tightest holds one
+                cand = self._ones(lv, count, run)
+                run = len(cand)
+                if run < 2:  # placed one by one here from now on (the same, only slower)
+                    no_runs.add((id(lv), count))
+            if cand is None or run <= 1:
                 out.append(self._take(i, count, int(starts[j]) - self.lo,
                                       int(ends[j]) - self.lo, lv, d0 + j))
                 k += 1
@@ -377,11 +383,11 @@ class _Scope:
 
     def _tier(self, count: int, tiers: tuple[list[Level | None], Level | None],
               shape: Shape, req: NodeRequirements
-              ) -> tuple[Level, int, np.ndarray, np.ndarray, np.ndarray] | None:
+              ) -> tuple[Level, int, np.ndarray, np.ndarray, int] | None:
         """The first of ``tiers`` with a domain holding ``count``: (its level, the scope's
-        first domain of it, domain starts and ends, the candidates in the order they are
-        taken: least slack first, then index); None when none does or the least slack is
-        "unlimited" (:func:`_tightest`)."""
+        first domain of it, domain starts and ends, the tightest domain: least slack,
+        then index); None when none does or the least slack is "unlimited"
+        (:func:`_tightest`)."""
         levels, kid_req = tiers
         for lv in levels:
             assert lv is not None
@@ -389,17 +395,29 @@ class _Scope:
                 continue
             sums, _, d0, starts, ends, bad = self._level(
                 lv, kid_req if lv is not kid_req else None)
-            slack = sums - count
-            if bad is not None:
-                slack[bad] = -1
-            cand = np.flatnonzero(slack >= 0)
-            if not len(cand):
-                continue
-            cand = cand[np.argsort(slack[cand], kind="stable")]
-            if slack[cand[0]] >= BIG:
+            j = _tightest(sums, count, bad)
+            if j is None:
                 return None
-            return lv, d0, starts, ends, cand
+            if j < 0:
+                continue
+            return lv, d0, starts, ends, j
         return None
+
+    def _ones(self, lv: Level, count: int, want: int) -> np.ndarray:
+        """The domains of ``lv`` (its sums as :meth:`_tier` last saw them) that hold one
+        replica of ``count`` and not two, at most ``want``, in the order a run takes
+        them: least slack, then index. They come before every domain holding two (their
+        slack is less), so a run takes exactly these, one replica each."""
+        sums, _, _, _, _, bad = self.sums[id(lv)]
+        ok = (sums >= count) & (sums < 2 * count)
+        if bad is not None:
+            ok[bad] = False
+        cand = np.flatnonzero(ok)
+        key = (sums[cand] - count) * len(sums) + cand  # (slack, index), unique
+        if len(cand) > want:  # the first ``want`` without sorting them all
+            part = np.argpartition(key, want - 1)[:want]
+            cand, key = cand[part], key[part]
+        return cand[np.argsort(key)]
 
     def _take(self, i: int, count: int, lo: int, hi: int, level: Level | None, d: int
               ) -> Placed:
