@@ -309,9 +309,9 @@ class Domains:
         as CPU-only pods keeping off GPU nodes, are left out), and each node's stranded
         capacity for a shape of the mix is the free amount of the shape's dominant
         resource that no pod of the shape can use there (free minus fit count times
-        request). The sum over
-        the nodes taken of its change, per shape weighted by the mix's weight over the
-        cluster's total of that resource (rounded to 9 places, so ties stay ties).
+        request). The result is the sum over the nodes taken of its change, per shape
+        weighted by the mix's weight over the cluster's total of that resource (rounded
+        to 9 places, so ties stay ties).
 
         Lower is better: negative when the pods fill room the mix could not use (a small
         pod on a node's leftover), positive when they break room it could (a small pod on

@@ -290,8 +290,8 @@ class _Scope:
                  lo: int, hi: int) -> None:
         self.state, self.entry, self.lo, self.hi = state, entry, lo, hi
         self.f = entry.fit[lo:hi].copy()
-        self.room: np.ndarray | None = None
-        self.dom = self.f
+        self.room: np.ndarray | None = None  # per rack of the scope: its room
+        self.dom = self.f  # per node of the scope: its rack (read only with racks)
         if racks is not None:
             r0 = int(racks.node_domain[lo])
             r1 = int(racks.node_domain[hi - 1]) + 1
