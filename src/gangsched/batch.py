@@ -125,6 +125,28 @@ def place_plan(
     ``fragmentation=False`` leaves ``Options.mix`` as given (the plain domain order)."""
     check_trees(plan, state.topology.keys)
     state.note_claims(plan.claims)  # bound pods hold their exclusive domains
+    order, opts, first = decision_order(plan, state, options, min_first=min_first,
+                                        lookahead=lookahead, fragmentation=fragmentation)
+    outcomes: dict[int, WorkloadOutcome] = {}
+    admitted: list[tuple[WorkloadOutcome, TreeNode, dict[str, dict[str, str]]]] = []
+    for i in order:
+        out, placed = decide(plan.workloads[i], state, first)
+        outcomes[i] = out
+        admitted += [(out, unit, sets) for unit, sets in placed]
+    if min_first and opts.extras:
+        grow_extras(admitted, state, opts)
+    return [outcomes[i] for i in range(len(plan.workloads))]
+
+
+def decision_order(
+    plan: Plan, state: ClusterState, options: Options | None = None, *,
+    min_first: bool = True, lookahead: int = LOOKAHEAD, fragmentation: bool = True,
+) -> tuple[list[int], Options, Options]:
+    """The order :func:`place_plan` decides the workloads in (priority, then input order;
+    or the look-ahead's), and the options it decides them with: (order, options, those
+    of the first pass: the minimums alone under minimum first), with the batch's mix
+    when the look-ahead used it. ``state`` (bound pods' claims noted) is left as it is:
+    the trials run on copies. ``gangsched explain`` replays a batch in this order."""
     order = sorted(range(len(plan.workloads)),
                    key=lambda i: (-plan.workloads[i].priority, i))
     opts = options or Options()
@@ -135,15 +157,7 @@ def place_plan(
         order = look.best(order, lookahead)
         if look.mixed:  # the batch is decided with the domain order the search used
             opts, first = replace(opts, mix=mix), replace(first, mix=mix)
-    outcomes: dict[int, WorkloadOutcome] = {}
-    admitted: list[tuple[WorkloadOutcome, TreeNode, dict[str, dict[str, str]]]] = []
-    for i in order:
-        out, placed = decide(plan.workloads[i], state, first)
-        outcomes[i] = out
-        admitted += [(out, unit, sets) for unit, sets in placed]
-    if min_first and opts.extras:
-        grow_extras(admitted, state, opts)
-    return [outcomes[i] for i in range(len(plan.workloads))]
+    return order, opts, first
 
 
 def batch_mix(plan: Plan, state: ClusterState) -> Mix:

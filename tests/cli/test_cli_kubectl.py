@@ -483,6 +483,48 @@ def test_explain_an_admission_and_the_turn_it_had(run: Run) -> None:
         result.stdout)
 
 
+def test_explain_replays_the_order_place_chose(run: Run, tmp_path: Path) -> None:
+    # two racks of two 8-GPU nodes; a one-pod gang then two two-pod gangs, each in one
+    # rack: in input order the one-pod gang leaves no rack for the last gang, so place's
+    # look-ahead rejects the one-pod gang instead, and explain tells that same story
+    racks = tmp_path / "racks.yaml"
+    assert run("cluster", "generate", "--levels", "zone=1,rack=2,host=2", "--node",
+               "cpu=64,memory=512Gi,nvidia.com/gpu=8,pods=110",
+               "--output-file", racks).exit_code == 0
+    docs = []
+    for name, count in (("one", 1), ("a", 2), ("b", 2)):
+        docs.append(f"""apiVersion: scheduling.k8s.io/v1beta1
+kind: PodGroup
+metadata: {{name: {name}, namespace: default}}
+spec:
+  schedulingPolicy: {{gang: {{minCount: {count}}}}}
+  schedulingConstraints: {{topology: [{{key: gangsched.io/rack}}]}}
+""")
+        docs += [f"""apiVersion: v1
+kind: Pod
+metadata: {{name: {name}-{i}, namespace: default}}
+spec:
+  schedulerName: gangsched
+  schedulingGroup: {{podGroupName: {name}}}
+  containers: [{{name: c, image: x, resources: {{limits: {{nvidia.com/gpu: "8"}}}}}}]
+""" for i in range(count)]
+    gangs = tmp_path / "gangs.yaml"
+    gangs.write_text("---\n".join(docs))
+    placed = run("place", "-f", racks, "-f", gangs)
+    assert [r[:4] for r in lines(placed.stdout)[1:]] == [
+        ["default", "PodGroup", "one", "Rejected"], ["default", "PodGroup", "a", "Admitted"],
+        ["default", "PodGroup", "b", "Admitted"]], placed.output
+    one = run("explain", "PodGroup/one", "-f", racks, "-f", gangs)
+    assert one.exit_code == 3
+    assert "after the minimums of 2 workloads" in one.stdout
+    assert "Attempt 1: the minimum, pods packed onto the fullest nodes: no placement" in (
+        one.stdout)
+    b = run("explain", "PodGroup/b", "-f", racks, "-f", gangs)
+    assert b.exit_code == 0
+    assert "after the minimums of 1 workload " in b.stdout
+    assert ": placed" in b.stdout
+
+
 def test_explain_errors(run: Run, pods: Path) -> None:
     assert_one_line_error(run("explain", "nothing", "-f", pods), "no workload 'nothing'",
                           "Pod/web")

@@ -3,7 +3,8 @@
 The inputs are placed exactly as ``gangsched place`` places them (same files, same
 ``-n``/``-l``), so the verdict is the one ``place`` prints. Then the decision of the
 workload's minimum is made again on the cluster as it was at its turn (the minimums of
-the workloads before it in priority, then input, order placed), with the engine's search
+the workloads before it placed, in the order and with the options ``place`` decided
+them: :func:`gangsched.batch.decision_order`), with the engine's search
 recorded (:mod:`gangsched.placement.engine.trace`): per attempt, for every group of the
 tree and every topology level it was offered, the candidate domains, which the capacity
 bound cut and how close each came, which were dry-run and whether the group's minimum
@@ -100,9 +101,8 @@ def explain_cmd(
     best found. The inputs are placed as [bold]gangsched place[/] places them, so the
     verdict is the same; exit status as place's for this workload (0, 1 invalid, 3
     rejected or waiting)."""
-    from gangsched.batch import decide
+    from gangsched.batch import decide, decision_order
     from gangsched.cluster.state import ClusterState
-    from gangsched.placement.engine import Options
     from gangsched.placement.engine.trace import SearchLog, recording
 
     scope = Scope.of(namespace, all_namespaces, selector)
@@ -116,9 +116,9 @@ def explain_cmd(
     if w.tree is not None and not w.waiting and not w.invalid:
         plan = placed.plan
         state = ClusterState.from_nodes(plan.nodes, plan_chain(plan, topology), plan.bound)
-        first = Options(extras=False)  # the minimums, as place decides them first
-        order = sorted(range(len(plan.workloads)),
-                       key=lambda i: (-plan.workloads[i].priority, i))
+        state.note_claims(plan.claims)  # as place: bound pods hold their exclusive domains
+        # the minimums, in the order and with the options place decided them
+        order, _, first = decision_order(plan, state)
         for i in order:
             if i == index:
                 with recording(log):
@@ -219,7 +219,8 @@ def print_text(result: WorkloadResult, log: SearchLog, before: int, verbose: int
     lines.append("")
     after = ("It was the first workload decided" if not before else
              f"It was decided after the minimums of {before} workload"
-             f"{'' if before == 1 else 's'} (higher priority first, then input order)")
+             f"{'' if before == 1 else 's'} (in place's order: higher priority first, then "
+             "the order that admits the most)")
     lines.append(f"{after}; its minimum needs {result.minimum} pods. Candidate domains "
                  "per group and level, narrowest level first:")
     searches = [a for a in log.attempts if not a.explanation]
