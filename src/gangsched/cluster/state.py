@@ -369,6 +369,12 @@ class ClusterState:
                 for node_domain, sums in levels:
                     sums[node_domain.item(j)] += delta
 
+    def fits(self, shape: Shape, free: np.ndarray) -> np.ndarray:
+        """Pods of ``shape`` each column of ``free`` (resources x nodes: a what-if copy of
+        some nodes' free capacity) could take, as the cached fit counts are computed
+        (no node filters, no cap)."""
+        return self._compute(shape, None, None, np.arange(free.shape[1]), free)
+
     def _compute(
         self, shape: Shape, mask: np.ndarray | None, cap: int | None, where: slice | np.ndarray,
         free: np.ndarray | None = None,

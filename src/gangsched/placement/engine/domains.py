@@ -337,8 +337,8 @@ class Domains:
             after[r] -= a * take
         cost = np.zeros(len(nodes))
         for shape, r, amount, w in mix:
-            cost += w * ((after[r] - _fits(shape, after) * amount)
-                         - (before[r] - _fits(shape, before) * amount))
+            cost += w * ((after[r] - state.fits(shape, after) * amount)
+                         - (before[r] - state.fits(shape, before) * amount))
         return np.round(np.bincount(owner, cost, minlength=n), 9)
 
     def _holds_together(self, dems: list[Demand], lo: int, hi: int, starts: np.ndarray,
@@ -483,11 +483,3 @@ class Domains:
                 scored.append(((-min(left, size - r.placed), left, touched(r)), j))
             txn.rollback_to(m)
         return chain([j for _, j in sorted(scored)], range(tries, len(cands)))
-
-
-def _fits(shape: Shape, free: np.ndarray) -> np.ndarray:
-    """Pods of ``shape`` each column of ``free`` (resources x nodes) can take."""
-    out = free[shape.index[0]] // shape.amount[0]
-    for r, a in zip(shape.index[1:], shape.amount[1:], strict=True):
-        np.minimum(out, free[r] // a, out=out)
-    return np.maximum(out, 0)
