@@ -260,7 +260,8 @@ class Workset:
         for t in dirty.values():
             ok = t.satisfied()
             topo = ok and t.topology_holds(self.geo)
-            t.local = ok and self._local(t) == 0
+            wider = self._local(t) if ok else None  # levels wider than needed
+            t.local = wider == 0
             if ok == t.ok and topo == t.topology_ok:
                 continue
             self.accrue(t, now)
@@ -270,7 +271,7 @@ class Workset:
             was, t.ok = t.ok, ok
             if ok and t.record.admitted is None:
                 t.record.admitted = now
-                self._measure(t)
+                self._measure(t, wider or 0)
             yield t, was, ok
 
     def close(self, now: float) -> None:
@@ -290,11 +291,12 @@ class Workset:
         need = geo.narrowest_feasible(t.held_gpu, t.held_cpu, len(t.pods))
         return max(0, need - actual)
 
-    def _measure(self, t: Tracked) -> None:
-        """Locality and prefill-decode distance, at admission."""
+    def _measure(self, t: Tracked, wider: int) -> None:
+        """Locality (``wider``: levels wider than needed, :meth:`_local`) and
+        prefill-decode distance, at admission."""
         if not t.pods:
             return
-        t.record.locality = 1.0 / (1 + self._local(t))
+        t.record.locality = 1.0 / (1 + wider)
         geo = self.geo
         roles = _role_sets(t)
         pre = [j for j, i in t.pods.values() if roles[i] == "prefill"]
