@@ -483,33 +483,53 @@ def test_explain_an_admission_and_the_turn_it_had(run: Run) -> None:
         result.stdout)
 
 
-def test_explain_replays_the_order_place_chose(run: Run, tmp_path: Path) -> None:
-    # two racks of two 8-GPU nodes; a one-pod gang then two two-pod gangs, each in one
-    # rack: in input order the one-pod gang leaves no rack for the last gang, so place's
-    # look-ahead rejects the one-pod gang instead, and explain tells that same story
-    racks = tmp_path / "racks.yaml"
-    assert run("cluster", "generate", "--levels", "zone=1,rack=2,host=2", "--node",
-               "cpu=64,memory=512Gi,nvidia.com/gpu=8,pods=110",
-               "--output-file", racks).exit_code == 0
-    docs = []
-    for name, count in (("one", 1), ("a", 2), ("b", 2)):
-        docs.append(f"""apiVersion: scheduling.k8s.io/v1beta1
+def gang_yaml(name: str, pods: int, gpu: int = 8, priority: int = 0) -> list[str]:
+    """A Workload API PodGroup of ``pods`` pods of ``gpu`` GPUs inside one rack, and its
+    pods, as YAML documents."""
+    group = f"""apiVersion: scheduling.k8s.io/v1beta1
 kind: PodGroup
 metadata: {{name: {name}, namespace: default}}
 spec:
-  schedulingPolicy: {{gang: {{minCount: {count}}}}}
+  priority: {priority}
+  schedulingPolicy: {{gang: {{minCount: {pods}}}}}
   schedulingConstraints: {{topology: [{{key: gangsched.io/rack}}]}}
-""")
-        docs += [f"""apiVersion: v1
+"""
+    return [group, *(f"""apiVersion: v1
 kind: Pod
 metadata: {{name: {name}-{i}, namespace: default}}
 spec:
   schedulerName: gangsched
   schedulingGroup: {{podGroupName: {name}}}
-  containers: [{{name: c, image: x, resources: {{limits: {{nvidia.com/gpu: "8"}}}}}}]
-""" for i in range(count)]
+  containers: [{{name: c, image: x, resources: {{limits: {{nvidia.com/gpu: "{gpu}"}}}}}}]
+""" for i in range(pods))]
+
+
+def busy_yaml(node: str, gpus: int) -> str:
+    """A running pod holding ``gpus`` GPUs of ``node``."""
+    return f"""apiVersion: v1
+kind: Pod
+metadata: {{name: busy-{node}, namespace: other}}
+spec:
+  nodeName: {node}
+  containers: [{{name: c, image: x, resources: {{limits: {{nvidia.com/gpu: "{gpus}"}}}}}}]
+"""
+
+
+def racks_of(run: Run, tmp_path: Path, hosts: int) -> Path:
+    racks = tmp_path / "racks.yaml"
+    assert run("cluster", "generate", "--levels", f"zone=1,rack=2,host={hosts}", "--node",
+               "cpu=64,memory=512Gi,nvidia.com/gpu=8,pods=110",
+               "--output-file", racks).exit_code == 0
+    return racks
+
+
+def test_explain_replays_the_order_place_chose(run: Run, tmp_path: Path) -> None:
+    # two racks of two 8-GPU nodes; a one-pod gang then two two-pod gangs, each in one
+    # rack: in input order the one-pod gang leaves no rack for the last gang, so place's
+    # look-ahead rejects the one-pod gang instead, and explain tells that same story
+    racks = racks_of(run, tmp_path, 2)
     gangs = tmp_path / "gangs.yaml"
-    gangs.write_text("---\n".join(docs))
+    gangs.write_text("---\n".join(gang_yaml("one", 1) + gang_yaml("a", 2) + gang_yaml("b", 2)))
     placed = run("place", "-f", racks, "-f", gangs)
     assert [r[:4] for r in lines(placed.stdout)[1:]] == [
         ["default", "PodGroup", "one", "Rejected"], ["default", "PodGroup", "a", "Admitted"],
@@ -523,6 +543,25 @@ spec:
     assert b.exit_code == 0
     assert "after the minimums of 1 workload " in b.stdout
     assert ": placed" in b.stdout
+
+
+def test_place_keeps_whole_nodes_for_the_gangs_that_need_them(run: Run, tmp_path: Path) -> None:
+    # rack r0: one whole 8-GPU node and one half node free; rack r1: four half nodes. The
+    # high-priority gang of three 4-GPU pods fits r0 tightest, but there it would break
+    # the only whole node the later one-node gang needs: place takes r1's half nodes
+    racks = racks_of(run, tmp_path, 4)
+    busy = {"node-z0-r0-h1": 4, "node-z0-r0-h2": 8, "node-z0-r0-h3": 8,
+            **{f"node-z0-r1-h{h}": 4 for h in range(4)}}
+    batch = tmp_path / "batch.yaml"
+    batch.write_text("---\n".join([busy_yaml(n, g) for n, g in busy.items()]
+                                  + gang_yaml("small", 3, gpu=4, priority=10)
+                                  + gang_yaml("big", 1)))
+    result = run("place", "-f", racks, "-f", batch, "-o", "wide")
+    assert result.exit_code == 0, result.output
+    rows = {r[2]: r for r in lines(result.stdout)[1:]}
+    assert rows["small"][3] == rows["big"][3] == "Admitted"
+    assert {rows[f"small-{i}"][6].rsplit("-", 1)[0] for i in range(3)} == {"node-z0-r1"}
+    assert rows["big-0"][6] == "node-z0-r0-h0"
 
 
 def test_explain_errors(run: Run, pods: Path) -> None:
