@@ -1,6 +1,8 @@
 """Minimums of all waiting units before anyone's extras (issue 14): two serving groups
-whose minimums fit together only if extras wait, extras grown after the queue in the
-same cycle, and a waiting unit taking back extras of running units (never minimums)."""
+whose minimums fit together only if extras give way, a unit admitted with its extras in
+one decision (so they sit beside its minimum), a waiting unit taking back extras of
+running units (never minimums), and the minimum-alone admission (``whole=False``:
+extras grown after the queue in the same cycle)."""
 
 from __future__ import annotations
 
@@ -22,12 +24,13 @@ def serving_group(name: str) -> Group:
 
 
 def test_two_minimums_before_either_ones_extras() -> None:
-    w = world(ONE_RACK)
-    w.submit(serving_group("sg0"))
-    w.submit(serving_group("sg1"))
-    w.cycle()
-    assert w.state("sg0") == w.state("sg1") == "admitted"
-    assert len(w.bound("sg0")) == len(w.bound("sg1")) == 2  # no room left for extras
+    for policy in (GangschedPolicy(), GangschedPolicy(whole=False)):
+        w = world(ONE_RACK, policy=policy)
+        w.submit(serving_group("sg0"))
+        w.submit(serving_group("sg1"))
+        w.cycle()
+        assert w.state("sg0") == w.state("sg1") == "admitted"
+        assert len(w.bound("sg0")) == len(w.bound("sg1")) == 2  # no room left for extras
 
 
 def test_without_minimum_first_the_first_ones_extras_starve_the_second() -> None:
@@ -38,8 +41,16 @@ def test_without_minimum_first_the_first_ones_extras_starve_the_second() -> None
     assert len(w.bound("sg0")) == 4 and w.state("sg1") == "pending"
 
 
-def test_extras_grow_in_the_same_cycle_once_every_minimum_was_tried() -> None:
+def test_a_unit_is_admitted_with_the_extras_that_fit_in_one_decision() -> None:
     w = world(ONE_RACK)
+    w.submit(serving_group("sg0"))
+    w.cycle()
+    assert len(w.bound("sg0")) == 4
+    assert w.kinds("sg0") == ["Admitted"]
+
+
+def test_minimum_alone_extras_grow_in_the_same_cycle_once_every_minimum_was_tried() -> None:
+    w = world(ONE_RACK, policy=GangschedPolicy(whole=False))
     w.submit(serving_group("sg0"))
     w.cycle()
     assert len(w.bound("sg0")) == 4
@@ -75,7 +86,7 @@ def rack_role(name: str) -> Group:
 def test_the_minimum_goes_where_its_extras_fit_so_they_grow_beside_it() -> None:
     # rack 0 has one free node: the minimum alone fits it tightest, but its extra could
     # never join it there; the minimum goes to rack 1, and the extra grows beside it
-    w = world(TWO_RACKS)
+    w = world(TWO_RACKS, policy=GangschedPolicy(whole=False))
     w.submit(group("busy", [podset("busy/w", 1, gpu=8)]))
     w.cycle()
     assert rack_of(next(iter(w.bound("busy").values()))) == "z0-r0"
@@ -84,3 +95,45 @@ def test_the_minimum_goes_where_its_extras_fit_so_they_grow_beside_it() -> None:
     assert w.state("svc") == "admitted" and len(w.bound("svc")) == 2
     assert racks(w.bound("svc")) == {"z0-r1"}
     assert w.kinds("svc") == ["Admitted", "Extras"]
+
+
+BLOCKS = (("zone", 1), ("block", 2), ("rack", 2), ("host", 2))  # 2 blocks of 4 nodes
+
+
+def blocks(placement: dict[str, str]) -> set[str]:
+    """Blocks of the bound nodes (``n-z0-b1-r0-h1`` -> ``z0-b1``)."""
+    return {"-".join(n.split("-")[1:3]) for n in placement.values()}
+
+
+def prefers_block(name: str) -> Group:
+    """3 one-pod prefill replicas of 8 GPUs wanted, 1 required, preferably in one block."""
+    return group(name, [group(f"{name}/prefill",
+                              [podset(f"{name}/prefill/r{i}", 1, gpu=8) for i in range(3)],
+                              min_groups=1, topology=cons("block~"))])
+
+
+def scenario(policy: GangschedPolicy) -> tuple[dict[str, str], dict[str, str]]:
+    """Block b0 has 3 free nodes, b1 4; a preferred-block unit, then a block gang of 2."""
+    w = world(BLOCKS, policy=policy)
+    w.submit(group("busy", [podset("busy/w", 1, gpu=8)], topology=cons("block")))
+    w.cycle()
+    assert blocks(w.bound("busy")) == {"z0-b0"}
+    w.submit(prefers_block("svc"))
+    w.submit(group("job", [podset("job/w", 2, gpu=8)], topology=cons("block")))
+    w.cycle()
+    assert w.state("svc") == w.state("job") == "admitted"
+    return w.bound("svc"), w.bound("job")
+
+
+def test_admitted_whole_the_extras_share_the_minimums_block() -> None:
+    svc, job = scenario(GangschedPolicy())
+    assert len(svc) == 3 and blocks(svc) == {"z0-b0"}
+    assert blocks(job) == {"z0-b1"}
+
+
+def test_minimum_alone_a_later_minimum_takes_the_room_and_the_extras_spread() -> None:
+    # the same cluster and queue with the minimum placed alone: the block gang takes the
+    # two nodes beside the minimum, and the extras land in the other block
+    svc, job = scenario(GangschedPolicy(whole=False))
+    assert len(svc) == 3 and blocks(svc) == {"z0-b0", "z0-b1"}
+    assert blocks(job) == {"z0-b0"}

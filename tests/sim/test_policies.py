@@ -142,9 +142,9 @@ def test_cpg_alpha_is_robbed_by_greedy_siblings_where_gangsched_is_not() -> None
     unit = stealing().workload.tree
     assert unit is not None
     ours = Gangsched().place(unit, state)
-    assert ours.admitted and ours.placed == 2  # admission: the minimum, extras after
-    eager = Gangsched(min_first=False).place(unit, state)
-    assert eager.admitted and eager.placed == 3  # 1 decode + 2 prefill
+    assert ours.admitted and ours.placed == 3  # 1 decode + 2 prefill, one decision
+    alone = Gangsched(whole=False).place(unit, state)
+    assert alone.admitted and alone.placed == 2  # admission: the minimum, extras after
     theirs = CpgAlpha().place(unit, state)
     assert not theirs.admitted  # prefill took all 3 nodes before decode's minimum
 

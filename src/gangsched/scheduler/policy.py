@@ -19,11 +19,11 @@ from gangsched.placement.engine import Options, place, place_minimum
 class Policy(Protocol):
     name: str
     preemption: bool  # may evict lower-priority pods to make room
-    # minimum first across units: admission places only a unit's minimum, and its extras
-    # grow in the same cycle after every due unit's minimum was tried
+    # admission places only a unit's minimum, and its extras grow in the same cycle after
+    # every due unit's minimum was tried (else a unit is admitted with the extras that fit)
     min_first: bool
     # a waiting unit may take back extras of running units of its own or lower priority
-    # (never their minimums)
+    # (never their minimums): minimums before extras, whichever unit was admitted first
     reclaim: bool
     # starvation protection: a unit queued longer than ``reserve_after`` reserves its best
     # domain, and units behind it do not see that domain until it is admitted
@@ -40,16 +40,24 @@ class Policy(Protocol):
 
 
 class GangschedPolicy:
-    """The hierarchical engine, minimum first across units, with workload-aware
-    preemption."""
+    """The hierarchical engine, minimums before extras across units, with workload-aware
+    preemption.
+
+    With ``whole`` (the default) a unit is admitted with the extras that fit, placed in
+    the same decision as its minimum so they sit beside it (inside its narrowest
+    domain), and a waiting unit's minimum takes extras back (reclaim, with
+    ``min_first``). Without it, admission places the minimum alone, where the whole unit
+    would go, and extras grow after every due unit's minimum was tried; their later
+    decisions often find the minimum's domain taken and spread. ``min_first=False``
+    turns both off: whole units in queue order, extras kept."""
 
     name = "gangsched"
 
     def __init__(self, options: Options | None = None, *, preemption: bool = True,
-                 min_first: bool = True) -> None:
+                 min_first: bool = True, whole: bool = True) -> None:
         self.options = options
         self.preemption = preemption
-        self.min_first = min_first
+        self.min_first = min_first and not whole
         self.reclaim = min_first
         self.reserve = True
         self.backfill = True

@@ -22,8 +22,9 @@ from gangsched.sim.study import Done, run_study
 
 # knob -> what it switches off
 MECHANISMS: dict[str, str] = {
-    "min_first": "minimum first across units (and reclaiming extras)",
-    "room": "a minimum placed where the whole unit would go (room for its extras)",
+    "min_first": "minimums before extras: a waiting unit reclaims running units' extras",
+    "whole": "a unit admitted with its extras in one decision (off: the minimum alone, "
+             "where the whole unit would go, and the extras after the queue)",
     "narrow": "the narrowest domain that holds a unit first",
     "keep_whole": "fullest racks first among equally full nodes (fragmentation)",
     "backtrack": "backtracking over earlier siblings' choices",

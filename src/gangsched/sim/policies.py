@@ -210,11 +210,15 @@ class Gangsched(_EnginePolicy):
     name = "gangsched"
     KNOBS: ClassVar[dict[str, Knob]] = {
         "min_first": Knob(True, (True, False),
-                          "minimums of all waiting units before anyone's extras, waiting "
-                          "units take back extras (ablation: false)"),
+                          "a waiting unit's minimum takes back extras of running units "
+                          "of its priority or lower (ablation: false)"),
+        "whole": Knob(True, (True, False),
+                      "a unit is admitted with the extras that fit, in one decision, so "
+                      "they sit beside its minimum (ablation: false: the minimum alone, "
+                      "extras after the queue)"),
         "room": Knob(True, (True, False),
-                     "a minimum goes to the domain the whole unit would take, so its "
-                     "extras find room beside it (ablation: false)"),
+                     "with whole=false, a minimum goes to the domain the whole unit "
+                     "would take, so its extras find room beside it (ablation: false)"),
         "narrow": Knob(True, (True, False),
                        "try the narrowest domain that holds a unit before wider ones "
                        "(ablation: false)"),
@@ -235,7 +239,8 @@ class Gangsched(_EnginePolicy):
 
     def __init__(self, **knobs: Any) -> None:
         super().__init__(**knobs)
-        self.min_first = self.reclaim = bool(self.knobs["min_first"])
+        self.reclaim = bool(self.knobs["min_first"])
+        self.min_first = self.reclaim and not self.knobs["whole"]
         self.room = bool(self.knobs["room"])
         self.reserve = bool(self.knobs["reserve"])
         self.backfill = bool(self.knobs["backfill"])
