@@ -1,12 +1,14 @@
 """Phase 5, the queue: pending units by priority, then arrival, each tried whole.
 
 An attempt places the unit (its residual tree, when some pods still run) on the state
-with the capacity reserved by units ahead of it hidden. Under a minimum-first policy it
-places the minimum only (extras grow after the queue, :mod:`.extras`), and when that
-does not fit, the unit takes back *extras* of running units of its own or lower priority
-(never their minimums: reclaim, :func:`~.preemption.find_preemption` with
-``surplus_only``). If it still does not fit and the policy allows, workload-aware
-preemption picks lower-priority victims; they are evicted and the unit is placed again.
+with the capacity reserved by units ahead of it hidden. The policy says what admission
+places: the unit with the extras that fit (gangsched: they go beside its minimum), or
+under ``min_first`` the minimum only (extras grow after the queue, :mod:`.extras`). When
+it does not fit and the policy reclaims, the unit takes back *extras* of running units
+of its own or lower priority (never their minimums: reclaim,
+:func:`~.preemption.find_preemption` with ``surplus_only``). If it still does not fit
+and the policy allows, workload-aware preemption picks lower-priority victims; they are
+evicted and the unit is placed again.
 Failure backs off exponentially; an engine rejection is remembered with the epochs it
 saw, and while they have not moved (nothing freed, no pods placed it could take) the unit
 is not re-run: it would fail again.
