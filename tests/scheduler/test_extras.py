@@ -61,7 +61,7 @@ def test_scale_down_keeps_running_pods_the_domain_and_the_minimum() -> None:
     st = w.sched.status()["u"]
     assert st.state == UnitState.admitted and st.admitted_at == 0.0
     assert (st.pods_bound, st.minimum, st.desired, st.domain) == (5, 4, 5, "z0-r0")
-    assert w.kinds("u") == ["Admitted", "Scaled"]  # admitted whole, then scaled
+    assert w.kinds("u") == ["Admitted", "Extras", "Scaled"]  # extras after the minimums
     # scaling down to the minimum evicts one more, never a pod below it
     w.backend.submit(make_workload(elastic(4, gpu=2), name="u"))
     w.cycle(1.0)

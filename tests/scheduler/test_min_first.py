@@ -1,8 +1,8 @@
 """Minimums of all waiting units before anyone's extras (issue 14): two serving groups
-whose minimums fit together only if extras give way, a unit admitted with its extras in
-one decision (so they sit beside its minimum), a waiting unit taking back extras of
-running units (never minimums), and the minimum-alone admission (``whole=False``:
-extras grown after the queue in the same cycle)."""
+whose minimums fit together only if extras give way, a unit's extras decided with its
+minimum (so they sit beside it) and bound once every due minimum was tried, a waiting
+unit taking back extras of running units (never minimums), and the minimum-alone
+admission (``whole=False``: extras decided after the queue)."""
 
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ def test_two_minimums_before_either_ones_extras() -> None:
         w.cycle()
         assert w.state("sg0") == w.state("sg1") == "admitted"
         assert len(w.bound("sg0")) == len(w.bound("sg1")) == 2  # no room left for extras
+        assert w.backend.evictions == []  # no extra was bound, then taken back
 
 
 def test_without_minimum_first_the_first_ones_extras_starve_the_second() -> None:
@@ -41,12 +42,14 @@ def test_without_minimum_first_the_first_ones_extras_starve_the_second() -> None
     assert len(w.bound("sg0")) == 4 and w.state("sg1") == "pending"
 
 
-def test_a_unit_is_admitted_with_the_extras_that_fit_in_one_decision() -> None:
+def test_extras_decided_with_the_minimum_are_bound_once_every_minimum_was_tried() -> None:
     w = world(ONE_RACK)
     w.submit(serving_group("sg0"))
     w.cycle()
     assert len(w.bound("sg0")) == 4
-    assert w.kinds("sg0") == ["Admitted"]
+    assert w.kinds("sg0") == ["Admitted", "Extras"]
+    admitted, extras = (e.message for e in w.sched.events if e.unit == "sg0")
+    assert admitted.startswith("2/4 pods") and extras == "placed 2 more pods (4/4)"
 
 
 def test_minimum_alone_extras_grow_in_the_same_cycle_once_every_minimum_was_tried() -> None:

@@ -19,11 +19,15 @@ from gangsched.placement.engine import Options, place, place_minimum
 class Policy(Protocol):
     name: str
     preemption: bool  # may evict lower-priority pods to make room
-    # admission places only a unit's minimum, and its extras grow in the same cycle after
-    # every due unit's minimum was tried (else a unit is admitted with the extras that fit)
+    # minimums before extras across units: within a queue pass, extras are bound only
+    # after every due unit's minimum was tried
     min_first: bool
+    # with min_first, admission decides a unit's minimum and extras together (the extras
+    # beside the minimum) and holds the extras as a plan until the end of the pass
+    # (:mod:`.plans`); without it, admission places the minimum alone
+    whole: bool
     # a waiting unit may take back extras of running units of its own or lower priority
-    # (never their minimums): minimums before extras, whichever unit was admitted first
+    # (never their minimums)
     reclaim: bool
     # starvation protection: a unit queued longer than ``reserve_after`` reserves its best
     # domain, and units behind it do not see that domain until it is admitted
@@ -43,13 +47,14 @@ class GangschedPolicy:
     """The hierarchical engine, minimums before extras across units, with workload-aware
     preemption.
 
-    With ``whole`` (the default) a unit is admitted with the extras that fit, placed in
-    the same decision as its minimum so they sit beside it (inside its narrowest
-    domain), and a waiting unit's minimum takes extras back (reclaim, with
-    ``min_first``). Without it, admission places the minimum alone, where the whole unit
-    would go, and extras grow after every due unit's minimum was tried; their later
-    decisions often find the minimum's domain taken and spread. ``min_first=False``
-    turns both off: whole units in queue order, extras kept."""
+    With ``whole`` (the default) admission decides a unit's minimum and extras in one
+    decision, so the extras sit beside the minimum (inside its narrowest domain); the
+    minimum is bound at once and the extras when every due unit's minimum was tried,
+    unless a later minimum needed their room (:mod:`.plans`). Without it, admission
+    places the minimum alone, where the whole unit would go, and extras grow after the
+    queue in later decisions that often find the minimum's domain taken and spread.
+    Either way a waiting unit's minimum takes back extras of running units (reclaim).
+    ``min_first=False`` turns this off: whole units in queue order, extras kept."""
 
     name = "gangsched"
 
@@ -57,7 +62,8 @@ class GangschedPolicy:
                  min_first: bool = True, whole: bool = True) -> None:
         self.options = options
         self.preemption = preemption
-        self.min_first = min_first and not whole
+        self.min_first = min_first
+        self.whole = whole
         self.reclaim = min_first
         self.reserve = True
         self.backfill = True
@@ -69,7 +75,7 @@ class GangschedPolicy:
         return scheduling_units(workload.tree)
 
     def place(self, unit: Group | PodSet, state: ClusterState) -> Decision:
-        if self.min_first and minimum_pods(unit) > 0:  # admission: the minimum only,
+        if self.min_first and not self.whole and minimum_pods(unit) > 0:  # the minimum,
             # where the whole unit would go (its extras grow beside it later)
             return place_minimum(unit, state, self._options, commit=False)
         return place(unit, state, self.options, commit=False)

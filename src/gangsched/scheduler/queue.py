@@ -40,6 +40,7 @@ from gangsched.scheduler.actions import (
     Steps,
     Tried,
 )
+from gangsched.scheduler.plans import Plans, plannable, split
 from gangsched.scheduler.preemption import Preemption, find_preemption
 from gangsched.scheduler.snapshot import Context
 from gangsched.scheduler.status import UnitState
@@ -53,6 +54,9 @@ class QueuePass:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self._running: list[Unit] | None = None  # running units by priority, this pass
+        # extras decided with their unit's minimum, bound after the pass (:mod:`.plans`)
+        self.plans = Plans()
+        self._whole = ctx.policy.min_first and getattr(ctx.policy, "whole", False)
         self._priorities: list[int] = []
 
     def run(self) -> Steps:
@@ -64,6 +68,16 @@ class QueuePass:
         for u in due[:limit] if limit is not None else due:
             if u.queued:
                 yield from self.attempt(u)
+        yield from self._bind_plans()
+
+    def _bind_plans(self) -> Steps:
+        """Every due unit's minimum was tried: bind the planned extras that still fit."""
+        for plan in self.plans.take(self.ctx.snap.state):
+            u = plan.unit
+            err = yield Bind(u, plan.pods, "extras")
+            if err is None:
+                yield Event("Extras", u, f"placed {len(plan.pods)} more pods "
+                            f"({u.n_bound}/{u.desired})")
 
     def attempt(self, u: Unit) -> Steps:
         assert u.tree is not None
@@ -86,7 +100,11 @@ class QueuePass:
             return
         hidden = snap.hidden(u, backfill_at=now if getattr(ctx.policy, "backfill", False)
                              else None)
-        d = ctx.place(tree, snap.view(hidden))
+        view = snap.view(hidden)
+        planned = self.plans.view(snap.state, view, hidden) if self.plans else None
+        d = ctx.place(tree, planned if planned is not None else view)
+        if not d.admitted and planned is not None:
+            d = ctx.place(tree, view)  # planned extras give way to a minimum
         plan: Preemption | None = None
         note = ""
         if not d.admitted and reclaim:
@@ -107,8 +125,14 @@ class QueuePass:
                 d = ctx.place(tree, snap.view(hidden))
         yield Decided(time.perf_counter() - start)
         if d.admitted:
-            err = yield Bind(u, d.assignments, "admit")
+            now_pods: dict[str, str] = dict(d.assignments)
+            extras: dict[str, str] = {}
+            if self._whole and d.extra_pods:  # the extras wait for the end of the pass
+                now_pods, extras = split(u, d.assignments)
+            err = yield Bind(u, now_pods, "admit")
             if err is None:
+                if plannable(u):
+                    self.plans.add(u, extras)
                 yield from self._admit(u, d, plan)
                 return
             yield Retry(u, UnitState.pending, f"bind failed: {err}", now)

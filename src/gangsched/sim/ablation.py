@@ -22,9 +22,9 @@ from gangsched.sim.study import Done, run_study
 
 # knob -> what it switches off
 MECHANISMS: dict[str, str] = {
-    "min_first": "minimums before extras: a waiting unit reclaims running units' extras",
-    "whole": "a unit admitted with its extras in one decision (off: the minimum alone, "
-             "where the whole unit would go, and the extras after the queue)",
+    "min_first": "minimum first across units (and reclaiming extras)",
+    "whole": "a unit's minimum and extras decided together, extras bound after the queue "
+             "(off: the minimum alone, where the whole unit would go; extras decided later)",
     "narrow": "the narrowest domain that holds a unit first",
     "keep_whole": "fullest racks first among equally full nodes (fragmentation)",
     "backtrack": "backtracking over earlier siblings' choices",

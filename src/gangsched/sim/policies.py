@@ -129,7 +129,8 @@ class _EnginePolicy:
 
     name = "engine"
     preemption = True
-    min_first = False  # minimum at admission, extras after the queue (Policy.min_first)
+    min_first = False  # extras after every due unit's minimum (Policy.min_first)
+    whole = False  # with min_first: minimum and extras decided together (Policy.whole)
     reclaim = False  # a waiting unit takes back extras of running peers (Policy.reclaim)
     room = False  # with min_first, a minimum goes where the whole unit would (place_minimum)
     # starvation reservations (Policy.reserve): kube-scheduler and Volcano have none; a
@@ -191,7 +192,7 @@ class _EnginePolicy:
         return d
 
     def search(self, tree: TreeNode, state: ClusterState) -> Decision:
-        if self.min_first and minimum_pods(tree) > 0:  # admission: the minimum only
+        if self.min_first and not self.whole and minimum_pods(tree) > 0:  # the minimum
             if self.room:
                 return place_minimum(tree, state, self.options, commit=False)
             return place(tree, state, self._minimum, commit=False)
@@ -210,12 +211,13 @@ class Gangsched(_EnginePolicy):
     name = "gangsched"
     KNOBS: ClassVar[dict[str, Knob]] = {
         "min_first": Knob(True, (True, False),
-                          "a waiting unit's minimum takes back extras of running units "
-                          "of its priority or lower (ablation: false)"),
+                          "minimums of all waiting units before anyone's extras, waiting "
+                          "units take back extras (ablation: false)"),
         "whole": Knob(True, (True, False),
-                      "a unit is admitted with the extras that fit, in one decision, so "
-                      "they sit beside its minimum (ablation: false: the minimum alone, "
-                      "extras after the queue)"),
+                      "admission decides a unit's minimum and extras together, so the "
+                      "extras sit beside the minimum; they are bound after the queue "
+                      "unless a later minimum needs their room (ablation: false: the "
+                      "minimum alone, extras decided after the queue)"),
         "room": Knob(True, (True, False),
                      "with whole=false, a minimum goes to the domain the whole unit "
                      "would take, so its extras find room beside it (ablation: false)"),
@@ -239,8 +241,8 @@ class Gangsched(_EnginePolicy):
 
     def __init__(self, **knobs: Any) -> None:
         super().__init__(**knobs)
-        self.reclaim = bool(self.knobs["min_first"])
-        self.min_first = self.reclaim and not self.knobs["whole"]
+        self.min_first = self.reclaim = bool(self.knobs["min_first"])
+        self.whole = bool(self.knobs["whole"])
         self.room = bool(self.knobs["room"])
         self.reserve = bool(self.knobs["reserve"])
         self.backfill = bool(self.knobs["backfill"])
