@@ -55,3 +55,17 @@ def test_other_sets_are_not_kept_out() -> None:
                    topology=(Constraint(RACK),)))
     w.cycle()
     assert w.state("plain") == "admitted"
+
+
+def test_extras_of_an_exclusive_gang_grow_after_the_queue_inside_its_own_rack() -> None:
+    # an exclusive gang's extras are not held as a plan (a plan is checked against
+    # capacity, not claims): they are decided after the queue, inside its rack
+    w = world(SHAPE)
+    w.submit(group("a", [podset("a/pods", 3, gpu=8, min_pods=1)],
+                   topology=(Constraint(RACK, exclusive=SET),)))
+    w.submit(lws_group("b"))
+    w.cycle()
+    assert w.state("a") == w.state("b") == "admitted"
+    assert len(w.bound("a")) == 2  # its rack has two nodes
+    assert len(racks(w.bound("a"))) == 1 and not racks(w.bound("a")) & racks(w.bound("b"))
+    assert w.kinds("a") == ["Admitted", "Extras"]
