@@ -6,6 +6,8 @@ admission (``whole=False``: extras decided after the queue)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from sched_helpers import rack_of, racks, world
 
 from gangsched.gang import Group
@@ -32,6 +34,18 @@ def test_two_minimums_before_either_ones_extras() -> None:
         assert w.state("sg0") == w.state("sg1") == "admitted"
         assert len(w.bound("sg0")) == len(w.bound("sg1")) == 2  # no room left for extras
         assert w.backend.evictions == []  # no extra was bound, then taken back
+
+
+def test_extras_of_all_or_nothing_groups_wait_for_the_minimums_too() -> None:
+    # KEP-5710 disruption mode "all": running pods are never taken back one by one (no
+    # reclaim), so the extras must not be bound before every minimum was tried
+    w = world(ONE_RACK)
+    for name in ("sg0", "sg1"):
+        w.submit(replace(serving_group(name), disruption="all"))
+    w.cycle()
+    assert w.state("sg0") == w.state("sg1") == "admitted"
+    assert len(w.bound("sg0")) == len(w.bound("sg1")) == 2
+    assert w.backend.evictions == []
 
 
 def test_without_minimum_first_the_first_ones_extras_starve_the_second() -> None:

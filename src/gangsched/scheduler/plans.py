@@ -45,8 +45,8 @@ def split(u: Unit, assignments: Mapping[str, str]) -> tuple[dict[str, str], dict
         path = u.pods.set_of.get(p)
         if path is not None:
             sets.setdefault(path, {})[p] = n
-    spare = {p for chunk in surplus(u.tree, sets) if all(q in assignments for q in chunk)
-             for p in chunk}
+    spare = {p for chunk in surplus(u.tree, sets, evict=False)
+             if all(q in assignments for q in chunk) for p in chunk}
     now = {p: n for p, n in assignments.items() if p not in spare}
     return now, {p: n for p, n in assignments.items() if p in spare}
 

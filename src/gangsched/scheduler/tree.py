@@ -172,11 +172,12 @@ def _residual(node: TreeNode, sets: Sets, domain_of: DomainOf) -> _Res:
 # -- surplus (what preemption may take from a "single" unit) -----------------------------
 
 
-def surplus(node: TreeNode, sets: Sets) -> list[list[str]]:
+def surplus(node: TreeNode, sets: Sets, *, evict: bool = True) -> list[list[str]]:
     """Bound pods that can go while the node stays satisfied, as chunks that go whole
     (one pod, or a whole child): broken children first, then whole extra children
     (highest index first), then extras inside the kept children (highest pod index
-    first). ``all`` groups give up nothing: they only go whole."""
+    first). With ``evict`` (taking running pods away), ``all`` groups give up nothing:
+    they only go whole; without it (pods not placed yet) they are like any group."""
     if isinstance(node, PodSet):
         got = sets.get(node.path, _EMPTY)
         spare = len(got) - node.min_pods
@@ -189,7 +190,7 @@ def surplus(node: TreeNode, sets: Sets) -> list[list[str]]:
                 if len(out) == spare:
                     break
         return out
-    if node.disruption == "all":
+    if evict and node.disruption == "all":
         return []
     evals = [_eval(c, sets) for c in node.children]
     placed = sum(p for p, _ in evals)
@@ -220,7 +221,7 @@ def surplus(node: TreeNode, sets: Sets) -> list[list[str]]:
         else:
             kept.append(c)
     for c in reversed(kept):  # in tree order
-        for chunk in surplus(c, sets):
+        for chunk in surplus(c, sets, evict=evict):
             take(chunk)
     return chunks
 
