@@ -154,3 +154,12 @@ def test_minimum_alone_a_later_minimum_takes_the_room_and_the_extras_spread() ->
     svc, job = scenario(GangschedPolicy(whole=False))
     assert len(svc) == 3 and blocks(svc) == {"z0-b0", "z0-b1"}
     assert blocks(job) == {"z0-b0"}
+
+
+def test_a_unit_without_a_minimum_is_bound_as_decided() -> None:
+    # its pods are placed one by one: nothing of it is a minimum to bind first
+    w = world(ONE_RACK)
+    w.submit(group("b", [podset("b/w", 3, gpu=8, min_pods=0)], min_groups=0))
+    w.cycle()
+    assert len(w.bound("b")) == 3
+    assert [e.message for e in w.sched.events if e.unit == "b"] == ["3/3 pods on 3 nodes"]

@@ -127,7 +127,9 @@ class QueuePass:
         if d.admitted:
             now_pods: dict[str, str] = dict(d.assignments)
             extras: dict[str, str] = {}
-            if self._whole and d.extra_pods:  # the extras wait for the end of the pass
+            if self._whole and d.extra_pods and d.minimum_pods:
+                # the extras wait for the end of the pass (a unit without a minimum, one
+                # placed pod by pod, is bound as decided, as under minimum-alone)
                 now_pods, extras = split(u, d.assignments)
             err = yield Bind(u, now_pods, "admit")
             if err is None:
