@@ -1,11 +1,13 @@
 """Phase 5, the queue: pending units by priority, then arrival, each tried whole.
 
 An attempt places the unit (its residual tree, when some pods still run) on the state
-with the capacity reserved by units ahead of it hidden. The policy says what admission
-places: the unit with the extras that fit (gangsched: they go beside its minimum), or
-under ``min_first`` the minimum only (extras grow after the queue, :mod:`.extras`). When
-it does not fit and the policy reclaims, the unit takes back *extras* of running units
-of its own or lower priority (never their minimums: reclaim,
+with the capacity reserved by units ahead of it hidden. Without ``min_first`` a unit is
+bound as decided, extras and all. Under ``min_first`` only its minimum is bound at
+admission: with ``whole`` (gangsched) the extras decided beside it are held as a plan
+and bound at the end of the pass unless a later minimum needed their room
+(:mod:`.plans`); without it the minimum is placed alone and the extras grow after the
+queue (:mod:`.extras`). When a unit does not fit and the policy reclaims, it takes back
+*extras* of running units of its own or lower priority (never their minimums: reclaim,
 :func:`~.preemption.find_preemption` with ``surplus_only``). If it still does not fit
 and the policy allows, workload-aware preemption picks lower-priority victims; they are
 evicted and the unit is placed again.

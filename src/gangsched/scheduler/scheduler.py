@@ -24,7 +24,8 @@ kube-scheduler's assume cache; a bind is all or nothing (rolled back on any fail
 5. **Queue** (:mod:`.queue`). Pending units by priority, then arrival, each tried whole;
    if it does not fit and the policy allows, workload-aware preemption
    (:mod:`.preemption`); failure backs off exponentially, and a unit that failed since
-   the last capacity release is not re-run.
+   the last capacity release is not re-run. Extras decided with a minimum are bound at
+   the end of the pass, unless a later minimum needed their room (:mod:`.plans`).
 6. **Extras** (:mod:`.extras`). Running units retry their missing extras every
    ``extras_interval``, inside the domains their pods are pinned to.
 7. **Sync and health** again, for what the cycle's own binds and evictions caused.
