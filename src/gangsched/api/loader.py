@@ -58,6 +58,7 @@ from gangsched.api.objects import (
     as_list,
     as_mapping,
     as_str,
+    check_name,
     check_object_meta,
     mappings,
     parse_node,
@@ -682,6 +683,7 @@ class Inputs:
     documents: list[Document] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     _claimed: dict[tuple[str, str], Document] = field(default_factory=dict, repr=False)
+    _generated: set[tuple[str, str, str]] = field(default_factory=set, repr=False)
 
     def claim(self, doc: Document, key: str | None = None) -> None:
         """Record that ``doc`` defines ``doc.kind`` ``key`` (default: its name).
@@ -819,22 +821,65 @@ def _handle_pod(doc: Document, inputs: Inputs) -> None:
 
 
 _GENERATED = "bcdfghjklmnpqrstvwxz2456789"  # the API server's alphabet for generateName
+GENERATED_PREFIX_MAX = 58  # names.MaxGeneratedNameLength: 63 less the 5 random characters
+
+
+def _canonical(value: object) -> str:
+    """The object as JSON with sorted keys: the same text for the same content."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+                      default=lambda v: sorted(map(str, v)) if isinstance(v, (set, frozenset))
+                      else str(v))
+
+
+def generated_name(doc: Document, attempt: int = 0) -> str:
+    """The name the API server would give ``doc`` from ``metadata.generateName`` (the
+    prefix, cut to 58 characters, and five characters), or "" when it has a name or no
+    prefix. The API server picks the five at random; here they hash what does not depend
+    on how the file was named on the command line: the file's base name, the document's
+    place in it and the object's content (``attempt`` > 0: the next candidate, when an
+    earlier object of the same load took this one)."""
+    meta = doc.obj.get("metadata")
+    if not isinstance(meta, Mapping) or meta.get("name"):
+        return ""
+    prefix = meta.get("generateName")
+    if not isinstance(prefix, str) or not prefix:
+        return ""
+    try:
+        content = _canonical(doc.obj)
+    except (TypeError, ValueError):  # keys JSON cannot sort: fall back on the position
+        content = ""
+    seed = "\0".join((os.path.basename(doc.file), str(doc.index), doc.path, content,
+                      str(attempt)))
+    digest = hashlib.sha256(seed.encode("utf-8", "surrogatepass")).digest()
+    suffix = "".join(_GENERATED[b % len(_GENERATED)] for b in digest[:5])
+    return prefix[:GENERATED_PREFIX_MAX] + suffix
+
+
+def _name_generated(doc: Document, inputs: Inputs) -> None:
+    """Give ``doc`` the name its ``generateName`` stands for, unique in this load."""
+    name = generated_name(doc)
+    if not name:
+        return
+    meta = doc.obj["metadata"]
+    namespace = meta.get("namespace") if isinstance(meta.get("namespace"), str) else ""
+    attempt = 0
+    while (doc.kind, namespace, name) in inputs._generated:
+        attempt += 1
+        name = generated_name(doc, attempt)
+    inputs._generated.add((doc.kind, namespace, name))
+    doc.name = name
 
 
 def with_generated_name(doc: Document) -> Mapping[str, Any]:
-    """The object, named as the API server would name it from ``metadata.generateName``
-    when it has no ``metadata.name``: the prefix and five characters. The API server
-    picks them at random; here they come from the document's place in the inputs, so a
-    load is deterministic."""
+    """The object, with ``metadata.name`` set to the name :func:`dispatch` derived from
+    ``metadata.generateName`` (see :func:`generated_name`) when it has none."""
     meta = doc.obj.get("metadata")
     if not isinstance(meta, Mapping) or meta.get("name"):
         return doc.obj
-    prefix = meta.get("generateName")
-    if not isinstance(prefix, str) or not prefix:
+    name = doc.name or generated_name(doc)
+    if not name:
         return doc.obj
-    digest = hashlib.sha256(f"{doc.file}\0{doc.index}\0{doc.path}".encode()).digest()
-    suffix = "".join(_GENERATED[b % len(_GENERATED)] for b in digest[:5])
-    return {**doc.obj, "metadata": {**meta, "name": prefix + suffix}}
+    return {**doc.obj, "metadata": {**meta, "name": name}}
 
 
 @dataclass(frozen=True)
@@ -1054,6 +1099,10 @@ def _check_yaml_depth(text: str, file: str) -> None:
             elif kind is yaml.DocumentEndEvent:
                 index += 1
     except yaml.YAMLError as err:
+        if "maximum nesting depth" in str(err):  # libyaml >= 0.2.6 stops at 1,000 levels,
+            # scanning ahead before the events above reach MAX_DEPTH: deeper than ours too
+            raise InputError(f"invalid YAML: nested deeper than {MAX_DEPTH} levels",
+                             file=file, doc=index) from None
         raise _yaml_error(err, file, index) from None
 
 
@@ -1194,7 +1243,10 @@ def dispatch(
     doc: Document, inputs: Inputs, kinds: Kinds, *, ignore_unknown: bool = False,
     mode: Mode | None = None,
 ) -> None:
-    """Check ``doc`` and hand it to its kind's handler, which adds it to ``inputs``."""
+    """Check ``doc`` and hand it to its kind's handler, which adds it to ``inputs``.
+
+    An object named by ``metadata.generateName`` gets its name here, before anything
+    can report an error about it (see :func:`generated_name`)."""
     entry = kinds.entry(doc.api_version, doc.kind)
     if entry is None:
         reason, supported = kinds.unsupported(doc)
@@ -1203,6 +1255,10 @@ def dispatch(
         inputs.warnings.append(str(doc.error(f"{reason}; skipped")))
         return
     try:
+        if not doc.name:
+            _name_generated(doc, inputs)
+            if doc.name:
+                check_name(doc.name, "metadata.generateName", entry.name_rule)
         if entry.schema is not None and not doc.checked:
             found = schema.check(doc.obj, entry.schema, mode or schema.default_mode())
             inputs.warnings.extend(str(doc.locate(w)) for w in found)
