@@ -36,3 +36,24 @@ def test_the_simulate_default_scenario_is_the_simulators() -> None:
     from gangsched.sim.scenarios import DEFAULT as SIM_DEFAULT
 
     assert DEFAULT == SIM_DEFAULT
+
+
+def test_help_loads_neither_markdown_nor_rich_tracebacks_yet_both_still_import() -> None:
+    """Help is drawn in rich markup mode: typer's help module gets stand-ins for
+    rich.markdown and rich.traceback (markdown-it, pygments, attrs), which import the real
+    module when used; the stand-ins leave sys.modules, so a later import is the real one."""
+    code = ("from gangsched.cli.main import app\n"
+            "try:\n    app(['place', '--help'], prog_name='gangsched')\nexcept SystemExit:\n"
+            "    pass\n"
+            "late = [m for m in ('rich.markdown', 'rich.traceback', 'markdown_it')"
+            " if m in sys.modules]\n"
+            "import typer.rich_utils as r\n"
+            "from rich.markdown import Markdown\n"
+            "real = (type(r.Markdown('# x')) is Markdown\n"
+            "        and r.Traceback.from_exception.__qualname__ == 'Traceback.from_exception')\n"
+            "print(json.dumps([late, real]))\n")
+    done = subprocess.run([sys.executable, "-c", "import json, sys\n" + code],
+                          capture_output=True, text=True, check=True, timeout=120)
+    late, real = json.loads(done.stdout.strip().splitlines()[-1])
+    assert late == []
+    assert real is True

@@ -31,6 +31,7 @@ from typer.models import CommandFunctionType
 
 from gangsched.api.errors import GangschedError, InputError
 from gangsched.api.names import printable
+from gangsched.cli.lighthelp import import_rich_utils
 
 if TYPE_CHECKING:  # the loader, numpy and the front-ends are imported where used
     from rich.table import Table
@@ -189,6 +190,10 @@ def _one_line_errors(run: Callable[..., Any], args: Sequence[str] | None,
 
 
 class Group(TyperGroup):
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        import_rich_utils()
+        super().format_help(ctx, formatter)
+
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True,
              windows_expand_args: bool = True, **extra: Any) -> Any:
@@ -198,6 +203,10 @@ class Group(TyperGroup):
 
 
 class Command(TyperCommand):
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        import_rich_utils()
+        super().format_help(ctx, formatter)
+
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True,
              windows_expand_args: bool = True, **extra: Any) -> Any:
