@@ -30,7 +30,8 @@ def test_throughput_commits_every_gang_and_reports_json_fields() -> None:
         assert c["admitted"] == c["gangs"] == c["first_fit_admitted"]
         assert c["pods"] == c["admitted"] * (1_000 if c["case"].startswith("tas") else 3)
         for key in ("pods_per_s", "cpu_pods_per_s", "ratio_to_first_fit", "seconds",
-                    "cpu_seconds", "first_fit_cpu_seconds", "first_fit_seconds"):
+                    "cpu_seconds", "first_fit_cpu_seconds", "first_fit_seconds",
+                    "first_fit_map_cpu_seconds", "ratio_to_first_fit_map"):
             assert c[key] > 0, key
 
 
@@ -43,6 +44,25 @@ def test_first_fit_reference_fills_racks_in_order() -> None:
     assert first_fit(state, case) == 9
     assert state.free.sum() == ClusterState.from_nodes(
         cluster_nodes(), None, keys={RACK}).free.sum()  # works on a copy
+
+
+def test_first_fit_with_pods_writes_each_gangs_map_inside_one_rack() -> None:
+    from gangsched.bench.throughput import RACK, cluster_nodes
+    from gangsched.cluster.state import ClusterState
+    from gangsched.gang import podsets
+
+    state = ClusterState.from_nodes(cluster_nodes(), None, keys={RACK})
+    case = next(c for c in CASES if c.name == "tas 3 x 1,000")
+    pods = [[p for ps in podsets(make_gang(case, i)) for p in ps.pods] for i in range(3)]
+    maps: list[dict[str, str]] = []
+    assert first_fit(state, case, pods, maps) == 3
+    racks = state.topology.level(RACK)
+    index = state.topology.index
+    for gang, got in zip(pods, maps, strict=True):
+        assert list(got) == gang
+        assert len({int(racks.node_domain[index[n]]) for n in got.values()}) == 1
+        per_node = max(list(got.values()).count(n) for n in set(got.values()))
+        assert per_node == 40  # 4 CPUs of 100m pods: the nodes are filled in order
 
 
 def test_place_bench_reports_cpu_and_committed_latency() -> None:

@@ -152,13 +152,13 @@ def throughput_cmd(
     table = Table(title=f"bench throughput: {result.nodes:,} nodes, medians of {repeat} "
                   f"(upstream kube-scheduler: {lo}-{hi} pods/s)", title_justify="left")
     for col in ("case", "admitted", "pods", "wall s", "cpu s", "pods/s", "cpu pods/s",
-                "first-fit cpu s", "x first-fit"):
+                "first-fit cpu s", "x first-fit", "x first-fit+map"):
         table.add_column(col, justify="left" if col == "case" else "right")
     for c in result.cases:
         table.add_row(c.case, f"{c.admitted}/{c.gangs}", f"{c.pods:,}", f"{c.seconds:.3f}",
                       f"{c.cpu_seconds:.3f}", f"{c.pods_per_s:,.0f}",
                       f"{c.cpu_pods_per_s:,.0f}", f"{c.first_fit_cpu_seconds:.4f}",
-                      f"{c.ratio_to_first_fit:.2f}")
+                      f"{c.ratio_to_first_fit:.2f}", f"{c.ratio_to_first_fit_map:.2f}")
     _emit(result.as_dict(), table, output, output_file)
 
 
