@@ -162,12 +162,15 @@ def _verdict(d: DomainLog, needed: int) -> str:
         return "placed"
     if d.tried:
         return "tried: its minimum did not fit inside (a group below it did not)"
+    if d.holder:
+        return f"cut: held exclusively by {d.holder}"
     if not d.labelled:
         return "cut: its nodes lack the level's label"
     if not d.passed:
         if d.holds < needed:
             return f"cut: holds {d.holds} of the {needed} needed"
-        return "cut: too little room for another kind of pod, or held by another owner"
+        return ("cut: too little room for another kind of pod, or outside a domain of its "
+                "required level")
     return "passed the bound, not tried (an earlier candidate was chosen)"
 
 
@@ -187,7 +190,8 @@ def _tier_lines(t: TierLog, verbose: int) -> list[str]:
     lines = [f"    {t.level} ({t.key}): {len(doms)} domains offered over {t.searches} "
              f"{'search' if t.searches == 1 else 'searches'}, {passed} passed the capacity "
              f"bound, {tried} tried, {len(placed)} placed; {where}"]
-    ranked = sorted(doms, key=lambda d: (-d.placed, -d.tried, not d.passed, -d.holds))
+    ranked = sorted(doms, key=lambda d: (-d.placed, -d.tried, not d.passed, bool(d.holder),
+                                         -d.holds))
     shown = ranked if verbose else ranked[:ROWS]
     width = max(len(d.label) for d in shown)
     for d in shown:

@@ -81,9 +81,10 @@ class Seen:
     lo: int
     hi: int
     sums: np.ndarray | None = None  # main-shape capacity per domain
-    valid: np.ndarray | None = None
+    valid: np.ndarray | None = None  # False: the pseudo-domain of nodes lacking the label
     d0: int = 0
     sel: np.ndarray | None = None
+    held: np.ndarray | None = None  # True: inside a domain another exclusive owner holds
 
 
 @dataclass

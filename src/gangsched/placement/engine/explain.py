@@ -4,10 +4,15 @@ While an attempt searches, :class:`Notes` records for each node of the tree that
 what it needed and the best any domain offered: the tier and domain that came closest
 (exactly how many of the scarcest kind of pod, or of whole replicas, it holds now), the
 most children a group held together, a pin outside the parent's domain, a crossing key no
-node carries. When the decision is a rejection, :func:`reasons` turns the notes into
-clauses: the root's note, the note of the group that blocks it (found by placing children
-one by one in search order, :func:`blocking_chain`), and kube-scheduler's account of the
-nodes for the blocking kind of pod (:func:`filter_note`, from ``placement/filters.py``).
+node carries, the domains other owners of its exclusive set hold (and which owner holds
+each). When the decision is a rejection, :func:`reasons` turns the notes into clauses:
+the root's note, the note of the group that blocks it (found by placing children one by
+one in search order, :func:`blocking_chain`), and kube-scheduler's account of the nodes
+for the blocking kind of pod (:func:`filter_note`, from ``placement/filters.py``).
+
+Held domains are neither room nor missing labels: they are counted apart (``Seen.held``),
+a domain's count is never negative, and when every domain of an exclusive key is held the
+note says so, naming the holders, with no capacity account beside it.
 """
 
 from __future__ import annotations
@@ -39,7 +44,10 @@ class Notes:
         self.text: dict[str, str] = {}  # path -> note
         self.most: dict[str, int] = {}  # group path -> most children placed together
         self.bottleneck: dict[str, Demand] = {}  # path -> scarcest demand, no domain held it
-        self.excluded: dict[str, str] = {}  # path -> domains other owners of its set hold
+        # path -> exclusive constraint -> domain values other owners of its set hold
+        self.owners: dict[str, dict[Constraint, set[str]]] = {}
+        # path -> how many domains its note says other owners hold, every one in its scope
+        self.held_out: dict[str, int] = {}
 
     def __contains__(self, path: str) -> bool:
         return path in self.text
@@ -55,11 +63,32 @@ class Notes:
     def owned(self, node: TreeNode, con: Constraint, held: set[str]) -> None:
         """Domains that could hold the node were left out: other owners of its exclusive
         set hold them."""
-        shown = ", ".join(sorted(held)[:5]) + (", ..." if len(held) > 5 else "")
-        noun = level_noun(con.key)
-        self.excluded[node.path] = (
-            f"{plural(len(held), noun)} ({shown}) held exclusively by other groups of "
-            f"{con.exclusive}")
+        self.owners.setdefault(node.path, {})[con] = held
+
+    def holder(self, node: TreeNode, con: Constraint, value: str) -> str | None:
+        """The owner (tree path) of ``con``'s set, other than ``node``, holding the domain
+        ``value`` of its key; None when no other owner holds it."""
+        assert con.exclusive is not None
+        owners = self.state.claims.get((con.exclusive, con.key), {}).get(value, {})
+        return min((o for o in owners if o != node.path), default=None)
+
+    def holders(self, tier: Seen) -> list[str | None]:
+        """Per domain of the tier: the other owner holding it (or the wider domain of an
+        exclusive key it lies in), None when it is free of them."""
+        n = 0 if tier.valid is None else len(tier.valid)
+        if tier.level is None or tier.held is None or not tier.held.any():
+            return [None] * n
+        starts = _clipped_starts(tier.level, tier.lo, tier.hi)[:n]
+        out: list[str | None] = [None] * n
+        for con, held in self.owners.get(tier.node.path, {}).items():
+            lv = self.topo.level_for(con.key)
+            if lv is None:
+                continue
+            values = self.facts.level_values(lv)[lv.node_domain[starts]]
+            for i in np.flatnonzero(tier.held):
+                if out[i] is None and values[i] in held:
+                    out[i] = self.holder(tier.node, con, str(values[i]))
+        return out
 
     def group(self, g: Group, c: Candidate, most: int) -> None:
         """No ``min_groups`` children fit together in c; keep the domain that came closest."""
@@ -79,25 +108,36 @@ class Notes:
         scarcest kind of pod) and exactly how many of the blocking pods or replicas it
         holds now."""
         if isinstance(node, Group) and node.path in self.text:
+            if node.path in self.held_out:  # all held in a wider scope says more
+                self._all_held(node, seen, wider=True)
             return  # the group's own search left a more precise note
-        self._failure(node, seen)
-        excluded = self.excluded.get(node.path)
-        if excluded is not None and excluded not in self.text[node.path]:
-            self.text[node.path] += f"; {excluded}"
+        if self._failure(node, seen):
+            return
+        lo, hi, sel = (seen[0].lo, seen[0].hi, seen[0].sel) if seen else (
+            0, self.state.n_nodes, None)
+        for con, held in self.owners.get(node.path, {}).items():
+            mine = self._held_in(node, con, self._scope_values(con.key, lo, hi, sel), held)
+            if mine:
+                noun = level_noun(con.key)
+                self.text[node.path] += (f"; {plural(len(mine), noun)} held exclusively by "
+                                         f"other groups of its set ({_listed(mine)})")
 
-    def _failure(self, node: TreeNode, seen: list[Seen]) -> None:
+    def _failure(self, node: TreeNode, seen: list[Seen]) -> bool:
+        """Write the node's note; True when it says every domain is held by other owners
+        (nothing more to add)."""
         facts = self.facts
         dems = facts.demand(node) or facts.desired(node)
         if not dems:
             self.text[node.path] = f"{node.name}: does not fit"
-            return
+            return False
         best: tuple[float, int, int, str | None, Level | None] | None = None
         asked = [t for t in seen if facts.asked(node, t.level)]
         for tier in asked or seen:  # narrowest first; a wider tier must come strictly closer
             held = [self.domain_counts(tier, d) for d in dems]
-            if not len(held[0]):
+            if not len(held[0]) or held[0].max() < 0:  # no domain to count: none or held
                 continue
             cover = np.min([h / d.count for h, d in zip(held, dems, strict=True)], axis=0)
+            cover = np.where(held[0] < 0, -1.0, cover)
             j = int(np.argmax(cover))
             worst = min(range(len(dems)), key=lambda i: (held[i][j] / dems[i].count, i))
             where = (self.topo.domain_path(tier.level, tier.d0 + j)
@@ -105,8 +145,7 @@ class Notes:
             if best is None or cover[j] > best[0]:
                 best = (float(cover[j]), worst, int(held[worst][j]), where, tier.level)
         if best is None:
-            self.text[node.path] = f"{node.name}: needs {self.need_text(node)}; no domain"
-            return
+            return self._all_held(node, seen)
         _, worst, have, where, level = best
         self.bottleneck[node.path] = dems[worst]
         inside = f" inside one {level_noun(level.key)}" if level is not None else ""
@@ -118,6 +157,67 @@ class Notes:
         else:
             got = f"room for {plural(have, unit)}"
         self.text[node.path] = f"{node.name}: needs {need}{inside}; {got}"
+        return False
+
+    def _all_held(self, node: TreeNode, seen: list[Seen], wider: bool = False) -> bool:
+        """No domain to count: when other owners hold every domain of one of the node's
+        exclusive keys in its scope, say so (True); else "no domain" (``wider``: only
+        replace a note that says so of fewer domains)."""
+        lo, hi, sel = (seen[0].lo, seen[0].hi, seen[0].sel) if seen else (
+            0, self.state.n_nodes, None)
+        whole = lo == 0 and hi == self.state.n_nodes and sel is None
+        for con, held in self.owners.get(node.path, {}).items():
+            values = self._scope_values(con.key, lo, hi, sel)
+            if self._held_everywhere(node, con, values, held, whole):
+                return True
+        if not wider:
+            self.text[node.path] = f"{node.name}: needs {self.need_text(node)}; no domain"
+        return False
+
+    def _held_everywhere(self, node: TreeNode, con: Constraint, values: list[str],
+                         held: set[str], whole: bool) -> bool:
+        """When other owners hold all ``values`` (the domains of ``con``'s key in the
+        node's scope, ``whole`` when that is the cluster), the node's note says so,
+        naming them, unless it already says so of more domains; True then."""
+        mine = self._held_in(node, con, values, held)
+        if not values or len(mine) < len(values):
+            return False
+        if len(values) <= self.held_out.get(node.path, 0):
+            return True
+        noun = level_noun(con.key)
+        every = f"every {noun}" + ("" if whole else " of its parent's domain")
+        need = self.need_text(node)
+        self.text[node.path] = (
+            f"{node.name}: needs {need} inside one {noun}; {every} is held exclusively by "
+            f"other groups of its set: {plural(len(values), noun)}, {len(mine)} held "
+            f"({_listed(mine)})")
+        self.held_out[node.path] = len(values)
+        return True
+
+    def _held_in(self, node: TreeNode, con: Constraint, values: list[str],
+                 held: set[str]) -> list[str]:
+        """``value by owner`` for each of ``values`` another owner holds."""
+        out = []
+        for v in values:
+            who = self.holder(node, con, v) if v in held else None
+            if who is not None:
+                out.append(f"{v} by {who}")
+        return out
+
+    def _scope_values(self, key: str, lo: int, hi: int, sel: np.ndarray | None) -> list[str]:
+        """The label values of ``key``'s domains with a node in the scope, in order."""
+        if hi <= lo:
+            return []
+        lv = self.topo.level_for(key)
+        if lv is not None:
+            d0, d1 = int(lv.node_domain[lo]), int(lv.node_domain[hi - 1]) + 1
+            return [lv.values[d] for d in range(d0, d1) if lv.valid[d] and (
+                sel is None or bool(sel[max(int(lv.starts[d]), lo):min(int(lv.ends[d]), hi)]
+                                    .any()))]
+        xl = self.topo.cross(key)
+        codes = xl.node_domain[lo:hi]
+        ok = codes >= 0 if sel is None else (codes >= 0) & sel[lo:hi]
+        return [xl.values[d] for d in np.unique(codes[ok])]
 
     def cross(self, node: TreeNode, con: Constraint, x: Crossing) -> None:
         """Why no domain of a key outside the chain holds the node's minimum."""
@@ -137,10 +237,22 @@ class Notes:
             self.text[node.path] = f"{node.name}: needs {need} inside one {noun}"
             return
         present = np.bincount(x.codes[x.ok], minlength=len(xl)) > 0
+        held = self.owners.get(node.path, {}).get(con, set())
+        values = [xl.values[d] for d in np.flatnonzero(present)]
+        if held:
+            whole = len(x.codes) == self.state.n_nodes and bool(
+                (x.ok == (x.codes >= 0)).all())
+            if self._held_everywhere(node, con, values, held, whole):
+                return
+            present &= ~np.isin(np.asarray(xl.values, dtype=object), list(held))
         masked = np.where(present, x.main_sum, -1)
         j = int(np.argmax(masked))
         self.text[node.path] = (f"{node.name}: needs {need} inside one {noun}; the best "
                                 f"{noun} ({xl.values[j]}) holds {int(min(masked[j], BIG))}")
+        mine = self._held_in(node, con, values, held)
+        if mine:
+            self.text[node.path] += (f"; {plural(len(mine), noun)} held exclusively by "
+                                     f"other groups of its set ({_listed(mine)})")
 
     # -- counting what fits -------------------------------------------------------------
 
@@ -170,7 +282,7 @@ class Notes:
                 ok = inner.valid[inner.node_domain[starts]]
                 assert tier.valid is not None
                 sums = np.bincount(ids[ok], weights=f[ok], minlength=len(tier.valid))
-                return np.where(tier.valid, sums, -1).astype(np.int64)
+                return np.where(_usable(tier), sums, -1).astype(np.int64)
             if outer is None:
                 return np.array([int(f.sum()) // per.count])
             sums = _per_domain(f, outer, lo, hi) // per.count
@@ -178,8 +290,7 @@ class Notes:
             return np.array([min(int(f.sum()), int(BIG))])
         else:
             sums = _per_domain(f, outer, lo, hi)
-        assert tier.valid is not None
-        return np.where(tier.valid, np.minimum(sums, BIG), -1)
+        return np.where(_usable(tier), np.minimum(sums, BIG), -1)
 
     # -- words --------------------------------------------------------------------------
 
@@ -249,6 +360,17 @@ class QuietNotes(Notes):
 
     def cross(self, node: TreeNode, con: Constraint, x: Crossing) -> None:
         self._quiet(node)
+
+
+def _usable(tier: Seen) -> np.ndarray:
+    """Domains of the tier whose room counts: labelled, and held by no other owner."""
+    assert tier.valid is not None
+    return tier.valid if tier.held is None else tier.valid & ~tier.held
+
+
+def _listed(items: list[str], most: int = 5) -> str:
+    return ", ".join(items[:most]) + (f", and {len(items) - most} more"
+                                      if len(items) > most else "")
 
 
 def _clipped_starts(level: Level, lo: int, hi: int) -> np.ndarray:
@@ -323,6 +445,8 @@ def filter_note(notes: Notes, node: TreeNode) -> str | None:
     """kube-scheduler's account of the nodes for one pod of the blocking group's most
     demanding set, when filters or capacity cut some nodes out."""
     facts, state = notes.facts, notes.state
+    if node.path in notes.held_out:  # held domains, not the nodes' room, are why
+        return None
     sets = [ps for ps in podsets(node) if ps.size]
     if not sets:
         return None

@@ -122,9 +122,8 @@ class Search:
                 cands, owned = self.domains.not_owned(node, cands)
                 for con, held in owned:
                     self.notes.owned(node, con, held)
-                mask = self.domains.owned_mask(tier, owned) if owned else None
-                if mask is not None and tier.valid is not None:
-                    tier.valid = tier.valid & ~mask  # explain with the domains left
+                if owned:  # explained as held, not counted as room
+                    tier.held = self.domains.owned_mask(tier, owned)
             if self.log is not None:
                 self.log.tier(self, node, tier, cands)
             if not cands:

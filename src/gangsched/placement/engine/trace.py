@@ -37,6 +37,7 @@ class DomainLog:
     holds: int  # most pods of the node's main kind this domain could take
     passed: bool = False  # passed the capacity bound at least once
     labelled: bool = True  # False: the pseudo-domain of nodes lacking the level's label
+    holder: str | None = None  # the other exclusive owner holding it (cut for that)
     tried: int = 0  # dry runs of the node's minimum in it
     placed: int = 0  # dry runs that placed it
 
@@ -61,7 +62,7 @@ class TierLog:
     def best(self) -> DomainLog | None:
         """The domain that placed, else the one that held the most."""
         placed = [d for d in self.domains.values() if d.placed]
-        pool = placed or [d for d in self.domains.values() if d.labelled]
+        pool = placed or [d for d in self.domains.values() if d.labelled and not d.holder]
         return max(pool, key=lambda d: d.holds) if pool else None
 
 
@@ -116,11 +117,13 @@ class SearchLog:
         valid = tier.valid
         sums = tier.sums
         topo = facts.topo
+        holders = search.notes.holders(tier)
         for i in range(0 if valid is None else len(valid)):
             d = tier.d0 + i
             holds = int(sums[i]) if sums is not None else 0
             labelled = bool(valid[i]) if valid is not None else True
-            self._domain(log, topo.domain_path(tier.level, d), holds, d in passed, labelled)
+            self._domain(log, topo.domain_path(tier.level, d), holds, d in passed, labelled,
+                         holders[i])
 
     def tried(self, search: Search, node: TreeNode, cand: Candidate, placed: bool) -> None:
         if self._current is None:
@@ -136,13 +139,15 @@ class SearchLog:
             entry.placed += placed
 
     @staticmethod
-    def _domain(log: TierLog, label: str, holds: int, passed: bool, labelled: bool) -> None:
+    def _domain(log: TierLog, label: str, holds: int, passed: bool, labelled: bool,
+                holder: str | None = None) -> None:
         entry = log.domains.get(label)
         if entry is None:
-            log.domains[label] = DomainLog(label, holds, passed, labelled)
+            log.domains[label] = DomainLog(label, holds, passed, labelled, holder)
             return
         entry.holds = max(entry.holds, holds)
         entry.passed = entry.passed or passed
+        entry.holder = entry.holder or holder
 
 
 _CURRENT: ContextVar[SearchLog | None] = ContextVar("gangsched_search_log", default=None)
