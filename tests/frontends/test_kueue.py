@@ -371,6 +371,52 @@ def test_a_level_the_kueue_topology_lacks_makes_the_job_invalid(tmp_path: Path) 
             "example.com/row") in w.invalid
 
 
+def test_a_preferred_level_the_kueue_topology_lacks_is_dropped_with_a_warning(
+        tmp_path: Path) -> None:
+    """Kueue's webhook accepts any level; its flavor assigner then skips a flavor whose
+    Topology lacks the level, required or preferred. gangsched keeps a required level an
+    error but treats a preference as one: dropped, with a warning, and placed."""
+    p = plan(tmp_path, TOPOLOGY, job({PREFERRED: "example.com/row"}),
+             jobset(rjob("workers", 2, 2, {PREFERRED: "example.com/row"})),
+             with_nodes=cluster())
+    for w in p.workloads:
+        assert not w.invalid and w.tree is not None
+        assert all(not c.topology for c in w.tree.children)  # unconstrained
+    assert sorted(w.kind for w in p.ready) == ["Job", "JobSet"]
+    job_note, jobset_note = p.warnings
+    assert (f"in.yaml[doc 1]: Job/train: {A}.{PREFERRED}: no requested topology level: "
+            f"example.com/row (levels: topology.kubernetes.io/zone, {BLOCK}, {RACK}, {HOST}); "
+            "placed without this preference") in job_note
+    assert ("in.yaml[doc 2]: JobSet/trainer: spec.replicatedJobs[0].template.spec."
+            f"template.metadata.annotations.{PREFERRED}: no requested") in jobset_note
+    placed = place(p)
+    assert placed["ml/train"].admitted and placed["ml/trainer"].admitted
+
+
+def test_a_missing_slice_level_stays_an_error_levels_listed_widest_first(tmp_path: Path
+                                                                        ) -> None:
+    w = only(plan(tmp_path, TOPOLOGY, job({PREFERRED: BLOCK, SLICE_REQUIRED: "example.com/row",
+                                            SLICE_SIZE: "2"})))
+    assert w.tree is None
+    assert w.invalid.endswith(f"{A}.{SLICE_REQUIRED}: no requested topology level: "
+                              f"example.com/row (levels: topology.kubernetes.io/zone, "
+                              f"{BLOCK}, {RACK}, {HOST})")
+
+
+def test_errors_about_a_generated_name_name_the_object(tmp_path: Path) -> None:
+    generated = job({REQUIRED: "example.com/row"})
+    del generated["metadata"]["name"]
+    generated["metadata"]["generateName"] = "train-"
+    w = only(plan(tmp_path, TOPOLOGY, generated))
+    name = w.name.removeprefix("ml/")
+    assert name.startswith("train-") and len(name) == len("train-") + 5
+    assert f"in.yaml[doc 1]: Job/{name}: {A}.{REQUIRED}: " in w.invalid
+    generated["spec"]["parallelism"] = -1  # an error found while the Job is read
+    err = load_error(tmp_path, generated)
+    assert err.field == "spec.parallelism"
+    assert err.obj is not None and err.obj.startswith("Job/train-") and len(err.obj) == 15
+
+
 def test_kueue_site_examples_load(tmp_path: Path) -> None:
     """Shapes of Kueue's site/static/examples: generateName, a JobSet without
     completionMode or restartPolicy, a Topology beside them."""

@@ -54,13 +54,18 @@ slice annotations together, the size an int32 >= 1 and at most the PodSet's coun
 name not a number, not with slices, only with required or preferred, and (JobSet) exactly
 two PodSets, one of a single pod, with the same required or preferred level; a pod group
 needs both its name and total count, a valid name, a count >= 1, the same count and queue
-on every pod. Two choices where Kueue is looser: a slice size must divide the count (the
-KEP's rule; Kueue's code floors ``count / size``), and when a Kueue ``Topology`` is in the
-inputs a level it does not list makes the workload invalid (Kueue's "no requested topology
-level" at scheduling time). A Job needs ``restartPolicy`` Never or OnFailure, as the API
-server validates (a JobSet's defaults to OnFailure). Problems found on load name the file,
-document, object and annotation; those found across objects (plain pods, topology levels)
-make the workload invalid with the same kind of message.
+on every pod. Where gangsched differs from Kueue: a slice size must divide the count (the
+KEP's rule; Kueue's code floors ``count / size``); and when a Kueue ``Topology`` is in the
+inputs, a required or slice level none of them lists makes the workload invalid (the
+levels are listed in the Topologies' order, widest first), while a preferred level none of
+them lists is dropped with a warning and the PodSet placed without it. Kueue's webhook
+accepts either; its flavor assigner (``checkPodSetAndFlavorMatchForTAS``, ``HasLevel``)
+then skips every flavor whose Topology lacks the level, required or preferred alike, and
+the workload stays pending ("does not contain the requested level"). A Job needs
+``restartPolicy`` Never or OnFailure, as the API server validates (a JobSet's defaults to
+OnFailure). Problems found on load name the file, document, object and annotation; those
+found across objects (plain pods, topology levels) make the workload invalid with the same
+kind of message.
 """
 
 from __future__ import annotations
@@ -378,21 +383,38 @@ def _repath(g: Group) -> None:
             _repath(child)
 
 
-def check_levels(request: TasRequest, levels: set[str] | None) -> None:
-    """Each level the request names is a level of the inputs' Kueue Topologies."""
+def check_levels(request: TasRequest, levels: Sequence[str] | None
+                 ) -> tuple[TasRequest, InputError | None]:
+    """Each level the request names against the levels of the inputs' Kueue Topologies
+    (``levels``, widest first; None: no Topology, nothing to check).
+
+    A required or slice level no Topology has raises (Kueue's "no requested topology
+    level"). A preferred one is dropped: the request comes back without it, with the
+    warning to give (Kueue itself would skip every flavor whose Topology lacks the level,
+    "does not contain the requested level", and the workload would stay pending)."""
     if levels is None:
-        return
+        return request, None
+    known = f"(levels: {', '.join(levels)})"
     for annotation, key in request.levels():
-        if key not in levels:
-            raise InputError(f"no requested topology level: {key} (levels: "
-                             f"{', '.join(sorted(levels))})",
+        if key not in levels and annotation != PREFERRED:
+            raise InputError(f"no requested topology level: {key} {known}",
                              field=_key(request.field, annotation))
+    if request.preferred and request.preferred not in levels:
+        note = InputError(
+            f"no requested topology level: {request.preferred} {known}; placed without "
+            "this preference (Kueue would leave it pending: no flavor's Topology contains "
+            "the requested level)", field=_key(request.field, PREFERRED))
+        return replace(request, preferred=""), note
+    return request, None
 
 
-def kueue_levels(inputs: Inputs) -> set[str] | None:
-    """The levels of the Kueue Topologies in the inputs (None: there are none)."""
+def kueue_levels(inputs: Inputs) -> list[str] | None:
+    """The levels of the Kueue Topologies in the inputs, widest first, each Topology's in
+    its own order (None: there are none)."""
     found = [t for t in topologies(inputs) if t.api_version.startswith("kueue.x-k8s.io/")]
-    return {k for t in found for k in t.levels} if found else None
+    if not found:
+        return None
+    return list(dict.fromkeys(k for t in found for k in t.levels))
 
 
 # -- Jobs and JobSets -----------------------------------------------------------------------
@@ -690,7 +712,7 @@ def _pod_error(pod: Pod, origins: Mapping[str, Origin], message: str, at: str) -
 
 
 def _pod_group(name: str, namespace: str, pods: Sequence[Pod], origins: Mapping[str, Origin],
-               levels: set[str] | None) -> Workload:
+               levels: Sequence[str] | None, warnings: list[str]) -> Workload:
     key = f"{namespace}/{name}"
     workload = Workload(name=key, kind="Pod", tree=None,
                         priority=max((p.priority for p in pods), default=0))
@@ -745,20 +767,23 @@ def _pod_group(name: str, namespace: str, pods: Sequence[Pod], origins: Mapping[
         return workload
     bound = sum(1 for p in ordered if p.node_name)
     nodes: list[tuple[TreeNode, TasRequest]] = []
+    notes: list[str] = []
     left = max(0, total - bound)
     every = len(ordered) - bound <= left  # no more pods than the group needs: all of them
     for role, members in roles.items():
         pending = [p for p in members if not p.node_name]
         head = members[0]
+        origin = origins.get(head.key, Origin(obj=f"Pod/{head.name}"))
         try:
-            request = parse_tas(head.annotations, "metadata.annotations")
-            check_levels(request, levels)
+            request, note = check_levels(parse_tas(head.annotations, "metadata.annotations"),
+                                         levels)
+            if note is not None:
+                notes.append(str(origin.locate(note)))
             if request.slices and len(pending) % request.slices[0][1]:
                 raise InputError(f"slice size {request.slices[0][1]} must divide the role's "
                                  f"{len(pending)} pods", field=_key(request.field, SLICE_SIZE))
         except InputError as err:
-            workload.invalid = str(origins.get(head.key, Origin(obj=f"Pod/{head.name}"))
-                                   .locate(err))
+            workload.invalid = str(origin.locate(err))
             return workload
         if not pending:
             continue
@@ -766,6 +791,7 @@ def _pod_group(name: str, namespace: str, pods: Sequence[Pod], origins: Mapping[
             label = role if len(sub) == len(pending) else f"{role}-{len(nodes)}"
             nodes.append((podset_node(label, f"{key}/{label}", sub, request,
                                       len(sub) if every else 0), request))
+    warnings.extend(notes)
     if not nodes:
         workload.waiting = "no pending pods"
         return workload
@@ -789,16 +815,37 @@ def jobsets(inputs: Inputs) -> list[JobSet]:
     return [o for o in inputs.objects.get("JobSet", []) if isinstance(o, JobSet)]
 
 
-def _workload(kind: str, key: str, name: str, nodes: list[tuple[TreeNode, TasRequest]],
-              pods: Sequence[Pod], origin: Origin, levels: set[str] | None) -> Workload:
+@dataclass(frozen=True)
+class _PodSetPods:
+    """One PodSet of a Job or JobSet: its pending pods in rank order, how many of all its
+    pods are needed and how many already run."""
+
+    name: str
+    pending: list[Pod]
+    request: TasRequest
+    minimum: int
+    bound: int
+
+
+def _workload(kind: str, key: str, name: str, podsets: Sequence[_PodSetPods],
+              pods: Sequence[Pod], origin: Origin, levels: Sequence[str] | None,
+              warnings: list[str]) -> Workload:
     priority = max((p.priority for p in pods), default=0)
     workload = Workload(name=key, kind=kind, tree=None, priority=priority, source=origin.where)
+    nodes: list[tuple[TreeNode, TasRequest]] = []
+    notes: list[str] = []
     try:
-        for _, request in nodes:
-            check_levels(request, levels)
+        for ps in podsets:
+            request, note = check_levels(ps.request, levels)
+            if note is not None:
+                notes.append(str(origin.locate(note)))
+            if ps.pending:
+                nodes.append((podset_node(ps.name, f"{key}/{ps.name}", ps.pending, request,
+                                          ps.minimum, ps.bound), request))
     except InputError as err:
         workload.invalid = str(origin.locate(err))
         return workload
+    warnings.extend(notes)
     kids = grouped(key, [(n, r) for n, r in nodes if n.size])
     if not kids:
         workload.waiting = "no pending pods"
@@ -828,11 +875,10 @@ def build(inputs: Inputs) -> Contribution:
             continue
         pending = [p for p in every if not p.node_name]
         minimum = job.min_parallelism or job.spec.count
-        node = podset_node(MAIN, f"{job.key}/{MAIN}", pending, job.spec.request, minimum,
-                           len(every) - len(pending)) if pending else None
-        nodes = [(node, job.spec.request)] if node is not None else []
-        out.workloads.append(_workload("Job", job.key, job.name, nodes, every, job.origin,
-                                       levels))
+        podset = _PodSetPods(MAIN, pending, job.spec.request, minimum,
+                             len(every) - len(pending))
+        out.workloads.append(_workload("Job", job.key, job.name, [podset], every, job.origin,
+                                       levels, out.warnings))
         out.claimed.update(p.key for p in every)
     for js in jobsets(inputs):
         per_job, created = jobset_pods(js, inputs.pods)
@@ -841,17 +887,15 @@ def build(inputs: Inputs) -> Contribution:
             _warn_unmanaged(out, "JobSet", js.origin, js.name,
                             [r.spec.request for r in js.replicated])
             continue
-        nodes = []
         every = [p for r in js.replicated for p in per_job[r.name]]
+        podsets = []
         for r in js.replicated:
             mine = per_job[r.name]
             pending = [p for p in mine if not p.node_name]
-            if pending:
-                nodes.append((podset_node(r.name, f"{js.key}/{r.name}", pending,
-                                          r.spec.request, len(mine), len(mine) - len(pending)),
-                              r.spec.request))
-        out.workloads.append(_workload("JobSet", js.key, js.name, nodes, every, js.origin,
-                                       levels))
+            podsets.append(_PodSetPods(r.name, pending, r.spec.request, len(mine),
+                                       len(mine) - len(pending)))
+        out.workloads.append(_workload("JobSet", js.key, js.name, podsets, every, js.origin,
+                                       levels, out.warnings))
         out.claimed.update(p.key for p in every)
     found: list[dict[str, Origin]] = []
 
@@ -875,7 +919,8 @@ def build(inputs: Inputs) -> Contribution:
             groups.setdefault((pod.namespace, pod.name), []).append(
                 replace(pod, annotations={**pod.annotations, POD_GROUP_TOTAL_COUNT: "1"}))
     for (namespace, name), members in groups.items():
-        out.workloads.append(_pod_group(name, namespace, members, origins(), levels))
+        out.workloads.append(_pod_group(name, namespace, members, origins(), levels,
+                                        out.warnings))
         out.claimed.update(p.key for p in members)
     return out
 
