@@ -583,6 +583,93 @@ def test_composite_pod_group_is_alpha_only(write: Write) -> None:
     assert "supported: scheduling.k8s.io/v1alpha3" in str(info.value)
 
 
+# -- scheduling.k8s.io/v1alpha2 (Kubernetes 1.36) -------------------------------------------
+
+A2 = "scheduling.k8s.io/v1alpha2"
+
+
+def pg_a2(name: str, policy: Obj | None = None, *, ref: tuple[str, str] | None = None,
+          **fields: Any) -> Obj:
+    """A v1alpha2 PodGroup: its template named by ``podGroupTemplateRef.workload``."""
+    obj = pg(name, policy, version=A2, **fields)
+    if ref is not None:
+        obj["spec"]["podGroupTemplateRef"] = {
+            "workload": {"workloadName": ref[0], "podGroupTemplateName": ref[1]}}
+    return obj
+
+
+def test_v1alpha2_reads_its_own_field_names(write: Write) -> None:
+    """release-1.36 ``scheduling/v1alpha2``: ``podGroupTemplateRef.workload``, a string
+    ``disruptionMode`` (Pod | PodGroup), the template filling what the group leaves out."""
+    tmpl = template("workers", gang(3), schedulingConstraints=topo(RACK),
+                    disruptionMode="PodGroup", priority=7)
+    path = write(workload(flat=[tmpl, template("loader", BASIC, disruptionMode="Pod")],
+                          version=A2),
+                 pg_a2("train", gang(3), ref=("w", "workers")), pods("train", 3, gpu=8),
+                 pg_a2("load", BASIC, ref=("w", "loader")), pods("load", 1))
+    inputs = load([path])
+    [wl] = inputs.objects["Workload"]
+    assert isinstance(wl, WorkloadObject)
+    assert [t.settings.disruption for t in wl.templates] == ["all", "single"]
+    plan = assemble(inputs)
+    tree = the(plan, "train").tree
+    assert isinstance(tree, Group)
+    assert (tree.kind, tree.min_pods, tree.disruption, tree.priority) == (
+        "PodGroup", 3, "all", 7)
+    assert [(c.key, c.mode) for c in tree.topology] == [(RACK, "required")]
+    loader = the(plan, "load").tree
+    assert isinstance(loader, Group) and (loader.min_pods, loader.disruption) == (0, "single")
+
+
+A2_ERRORS = [
+    # (id, objects, object, field, message fragment): fields of other versions are unknown
+    ("v1alpha3-workload-ref", [pg("p", gang(1), ref=("w", "x"), version=A2)],
+     "PodGroup/p", "spec.workloadRef", "unknown field"),
+    ("composite-templates", [workload(nested=[template("c", cgang(1), podGroupTemplates=[
+        template("x", gang(1))])], version=A2)],
+     "Workload/w", "spec.compositePodGroupTemplates", "unknown field"),
+    ("parent", [pg_a2("p", gang(1), ref=("w", "x"), parentCompositePodGroupName="c")],
+     "PodGroup/p", "spec.parentCompositePodGroupName", "unknown field"),
+    ("union-disruption", [pg_a2("p", gang(1), disruptionMode=ALL)],
+     "PodGroup/p", "spec.disruptionMode", "must be a string"),
+    ("disruption-value", [pg_a2("p", gang(1), disruptionMode="All")],
+     "PodGroup/p", "spec.disruptionMode", "unsupported value 'All'; must be one of: Pod, "
+     "PodGroup"),
+    ("basic-disrupted-whole", [pg_a2("p", BASIC, disruptionMode="PodGroup")],
+     "PodGroup/p", "spec.disruptionMode", "only a gang can be disrupted as a whole"),
+    ("no-templates", [workload(version=A2)],
+     "Workload/w", "spec.podGroupTemplates", "is required"),
+    ("empty-template-ref", [{**pg_a2("p", gang(1)), "spec": {
+        "schedulingPolicy": gang(1), "podGroupTemplateRef": {}}}],
+     "PodGroup/p", "spec.podGroupTemplateRef.workload", "is required"),
+]
+
+
+@pytest.mark.parametrize(("objects", "obj", "field", "fragment"),
+                         [pytest.param(*case[1:], id=case[0]) for case in A2_ERRORS])
+def test_v1alpha2_validation_errors(write: Write, objects: list[Obj], obj: str, field: str,
+                                    fragment: str) -> None:
+    path = write(objects)
+    with pytest.raises(InputError) as info:
+        load([path])
+    err = info.value
+    assert (err.obj, err.field) == (obj, field)
+    assert fragment in err.message and str(err).startswith(f"{path}[doc 0]: {obj}: ")
+
+
+def test_v1alpha2_has_no_composites_even_when_unknown_fields_are_ignored(
+        write: Write) -> None:
+    path = write(pg_a2("p", gang(1), parentCompositePodGroupName="c",
+                       workloadRef={"workloadName": "w", "templateName": "x"}), pods("p", 1))
+    inputs = load([path], validate="ignore")
+    [obj] = inputs.objects["PodGroup"]
+    assert isinstance(obj, GroupObject) and (obj.parent, obj.workload_ref) == (None, None)
+    assert [w.name for w in assemble(inputs).ready] == [f"{NS}/p"]
+    with pytest.raises(InputError) as info:
+        load([write(cpg("c", cgang(1), ref=("w", "x"), version=A2))])
+    assert "unsupported apiVersion 'scheduling.k8s.io/v1alpha2' for kind " in str(info.value)
+
+
 # -- placement ---------------------------------------------------------------------------
 
 SHAPE = (("zone", 2), ("rack", 2), ("host", 2))

@@ -55,6 +55,7 @@ from gangsched.frontends.workload_types import (
     COMPOSITE_VERSIONS,
     MAX_DEPTH,
     POD_GROUP,
+    V1ALPHA2,
     WORKLOAD_VERSIONS,
     GroupKind,
     GroupObject,
@@ -174,7 +175,7 @@ def _resolve(obj: GroupObject, template: Template | None,
                             "spec.schedulingPolicy")
     disruption = own.disruption or (base.disruption if base else None) or "single"
     try:
-        check_disruption_policy(policy, disruption, "spec")
+        check_disruption_policy(policy, disruption, "spec", obj.doc.api_version)
     except InputError as err:
         raise obj.doc.locate(err) from None
     topology = own.topology if own.topology is not None else base.topology if base else None
@@ -686,11 +687,16 @@ def _schemas() -> dict[str, str]:
     """Root schema type per ``apiVersion/Kind``: the Kubernetes 1.37 types, with one
     gangsched extension: a PodGroup may reference its template the way KEP-4671/5832
     write it, ``spec.podGroupTemplateRef.workload`` (the 1.37 API has only
-    ``spec.workloadRef``)."""
+    ``spec.workloadRef``). v1alpha2 has that field itself, and its types are written out
+    in :mod:`gangsched.frontends.workload_types`."""
     roots: dict[str, str] = {}
     for api_version in WORKLOAD_VERSIONS:
         version = api_version.rsplit("/", 1)[1]
         base = f"scheduling.{version}"
+        if api_version == V1ALPHA2:
+            roots[f"{api_version}/Workload"] = f"{base}.Workload"
+            roots[f"{api_version}/PodGroup"] = f"{base}.PodGroup"
+            continue
         ext = f"gangsched.{base}"
         schema.define({
             f"{ext}.PodGroup": {**schema.struct(f"{base}.PodGroup"),

@@ -2,18 +2,27 @@
 
 Kinds and versions (group ``scheduling.k8s.io``):
 
-==================  ===================  ==================================================
-kind                versions             source
-==================  ===================  ==================================================
-Workload            v1beta1, v1alpha3    KEP-4671 (templates), KEP-6012 (composite union)
-PodGroup            v1beta1, v1alpha3    KEP-5832/4671 (runtime object), KEP-6012 (refs)
-CompositePodGroup   v1alpha3             KEP-6012 (alpha in 1.37)
-==================  ===================  ==================================================
+==================  ============================  =========================================
+kind                versions                      source
+==================  ============================  =========================================
+Workload            v1beta1, v1alpha3, v1alpha2   KEP-4671 (templates), KEP-6012 (composite)
+PodGroup            v1beta1, v1alpha3, v1alpha2   KEP-5832/4671 (runtime), KEP-6012 (refs)
+CompositePodGroup   v1alpha3                      KEP-6012 (alpha in 1.37)
+==================  ============================  =========================================
 
 Shared group fields (templates and runtime objects alike): ``schedulingPolicy``
 (``basic`` | ``gang.minCount`` for PodGroups, ``gang.minGroupCount`` for composites),
 ``schedulingConstraints.topology[].key`` (KEP-5732, at most one), ``disruptionMode``
 (``single`` | ``all``, KEP-5710/6012), ``priorityClassName`` and ``priority``.
+
+``v1alpha2`` is the Kubernetes 1.36 API (``staging/src/k8s.io/api/scheduling/v1alpha2``
+at release-1.36), which current JobSet and Kueue integrations still create; 1.37 removed
+it for ``v1alpha3``. It is read with its own field names, not as an alias: a PodGroup
+names its template with ``spec.podGroupTemplateRef.workload`` {``workloadName``,
+``podGroupTemplateName``} (there is no ``workloadRef``), ``disruptionMode`` is a string,
+``Pod`` or ``PodGroup`` (read as ``single`` and ``all``), and there are no composites (no
+``compositePodGroupTemplates``, no ``parentCompositePodGroupName``): each PodGroup is a
+root. A field of another version is an unknown field, as the 1.36 API server has it.
 
 This module checks what one object can check on its own (what kube-apiserver would
 reject); rules that span objects (cycles, depth of the runtime hierarchy, template
@@ -27,8 +36,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from gangsched.api import schema
 from gangsched.api.errors import InputError
-from gangsched.api.loader import Document
+from gangsched.api.loader import Document, with_generated_name
 from gangsched.api.objects import (
     as_int,
     as_list,
@@ -36,6 +46,7 @@ from gangsched.api.objects import (
     as_str,
     mappings,
     object_name,
+    one_of,
     required_str,
 )
 from gangsched.gang import Disruption
@@ -46,7 +57,8 @@ POD_GROUP: GroupKind = "PodGroup"
 COMPOSITE: GroupKind = "CompositePodGroup"
 
 API_GROUP = "scheduling.k8s.io"
-WORKLOAD_VERSIONS = (f"{API_GROUP}/v1beta1", f"{API_GROUP}/v1alpha3")
+V1ALPHA2 = f"{API_GROUP}/v1alpha2"  # Kubernetes 1.36: no composites, string disruptionMode
+WORKLOAD_VERSIONS = (f"{API_GROUP}/v1beta1", f"{API_GROUP}/v1alpha3", V1ALPHA2)
 COMPOSITE_VERSIONS = (f"{API_GROUP}/v1alpha3",)
 
 MAX_TEMPLATES = 8  # per template list (WorkloadMaxPodGroupTemplates)
@@ -236,10 +248,17 @@ def parse_topology(value: object, field: str) -> tuple[str, ...] | None:
     )
 
 
-def parse_disruption(value: object, field: str) -> Disruption | None:
-    """``disruptionMode``: ``{single: {}}`` or ``{all: {}}`` (``None`` if absent)."""
+DISRUPTION_MODES_V1ALPHA2 = ("Pod", "PodGroup")  # DisruptionModePod, DisruptionModePodGroup
+
+
+def parse_disruption(value: object, field: str, api_version: str = "") -> Disruption | None:
+    """``disruptionMode``: ``{single: {}}`` or ``{all: {}}``; in v1alpha2 the string
+    ``Pod`` or ``PodGroup`` (``None`` if absent)."""
     if value is None:
         return None
+    if api_version == V1ALPHA2:
+        mode = one_of(as_str(value, field), DISRUPTION_MODES_V1ALPHA2, field)
+        return "all" if mode == "PodGroup" else "single"
     member = _one_member(as_mapping(value, field), ("single", "all"), field)
     return "all" if member == "all" else "single"
 
@@ -258,24 +277,27 @@ def parse_priority(value: object, field: str) -> int | None:
 
 
 def check_disruption_policy(
-    policy: Policy | None, disruption: Disruption | None, base: str
+    policy: Policy | None, disruption: Disruption | None, base: str, api_version: str = ""
 ) -> None:
     """KEP-5710: ``all`` disruption only for gangs (a basic group's members are separate
     scheduling units, and a preemption unit may not be larger than a scheduling unit)."""
     if policy is not None and policy.kind == "basic" and disruption == "all":
+        at = f"{base}.disruptionMode"
         raise InputError(
             "is not allowed with schedulingPolicy basic: only a gang can be disrupted "
             "as a whole (KEP-5710)",
-            field=f"{base}.disruptionMode.all",
+            field=at if api_version == V1ALPHA2 else f"{at}.all",
         )
 
 
-def parse_settings(obj: Mapping[str, Any], base: str, kind: GroupKind) -> GroupSettings:
+def parse_settings(obj: Mapping[str, Any], base: str, kind: GroupKind,
+                   api_version: str = "") -> GroupSettings:
     """The shared group fields of a template or object spec at ``base``."""
     at = f"{base}." if base else ""
     policy = parse_policy(obj.get("schedulingPolicy"), f"{at}schedulingPolicy", kind)
-    disruption = parse_disruption(obj.get("disruptionMode"), f"{at}disruptionMode")
-    check_disruption_policy(policy, disruption, base)
+    disruption = parse_disruption(obj.get("disruptionMode"), f"{at}disruptionMode",
+                                  api_version)
+    check_disruption_policy(policy, disruption, base, api_version)
     class_name = as_str(obj.get("priorityClassName"), f"{at}priorityClassName")
     return GroupSettings(
         policy=policy,
@@ -303,7 +325,7 @@ def _check_all_children(template: Template) -> None:
 
 
 def _composite_children(
-    item: Mapping[str, Any], path: str, depth: int, names: dict[str, str]
+    item: Mapping[str, Any], path: str, depth: int, names: dict[str, str], version: str
 ) -> tuple[Template, ...]:
     if depth >= MAX_DEPTH:
         raise InputError(
@@ -312,13 +334,15 @@ def _composite_children(
             field=path,
         )
     children = _templates(
-        item.get("podGroupTemplates"), f"{path}.podGroupTemplates", POD_GROUP, depth + 1, names
+        item.get("podGroupTemplates"), f"{path}.podGroupTemplates", POD_GROUP, depth + 1,
+        names, version,
     ) + _templates(
         item.get("compositePodGroupTemplates"),
         f"{path}.compositePodGroupTemplates",
         COMPOSITE,
         depth + 1,
         names,
+        version,
     )
     if not children:
         raise InputError(
@@ -329,7 +353,8 @@ def _composite_children(
 
 
 def _template(
-    item: Mapping[str, Any], path: str, kind: GroupKind, depth: int, names: dict[str, str]
+    item: Mapping[str, Any], path: str, kind: GroupKind, depth: int, names: dict[str, str],
+    version: str,
 ) -> Template:
     name = _name(item, "name", path, label=True)
     if name in names:
@@ -339,22 +364,25 @@ def _template(
             field=f"{path}.name",
         )
     names[name] = path
-    settings = parse_settings(item, path, kind)
+    settings = parse_settings(item, path, kind, version)
     if settings.policy is None:
         raise InputError("is required", field=f"{path}.schedulingPolicy")
-    children = _composite_children(item, path, depth, names) if kind == COMPOSITE else ()
+    children = _composite_children(item, path, depth, names, version) if (
+        kind == COMPOSITE) else ()
     template = Template(kind, name, path, depth, settings, children)
     _check_all_children(template)
     return template
 
 
 def _templates(
-    value: object, field: str, kind: GroupKind, depth: int, names: dict[str, str]
+    value: object, field: str, kind: GroupKind, depth: int, names: dict[str, str],
+    version: str,
 ) -> tuple[Template, ...]:
     items = as_list(value, field)
     if len(items) > MAX_TEMPLATES:
         raise InputError(f"must have at most {MAX_TEMPLATES} items, not {len(items)}", field=field)
-    return tuple(_template(item, path, kind, depth, names) for item, path in mappings(items, field))
+    return tuple(_template(item, path, kind, depth, names, version)
+                 for item, path in mappings(items, field))
 
 
 def _shown(value: object) -> str:
@@ -380,10 +408,17 @@ def _check_one_priority(top: Template) -> None:
 
 
 def parse_workload(doc: Document) -> WorkloadObject:
-    """A ``Workload``: ``podGroupTemplates`` or ``compositePodGroupTemplates`` (a union)."""
-    name = object_name(doc.obj, "Workload")
-    spec = as_mapping(doc.obj.get("spec"), "spec")
+    """A ``Workload``: ``podGroupTemplates`` or ``compositePodGroupTemplates`` (a union;
+    v1alpha2 has only ``podGroupTemplates``, required)."""
+    obj = with_generated_name(doc)
+    name = object_name(obj, "Workload")
+    spec = as_mapping(obj.get("spec"), "spec")
+    version = doc.api_version
     flat, nested = spec.get("podGroupTemplates"), spec.get("compositePodGroupTemplates")
+    if version == V1ALPHA2:
+        if not _is_set(flat):
+            raise InputError("is required", field="spec.podGroupTemplates")
+        nested = None  # not a field of v1alpha2
     if _is_set(flat) and _is_set(nested):
         raise InputError(
             "set podGroupTemplates or compositePodGroupTemplates, not both (a union)",
@@ -395,12 +430,13 @@ def parse_workload(doc: Document) -> WorkloadObject:
         )
     names: dict[str, str] = {}
     if _is_set(flat):
-        templates = _templates(flat, "spec.podGroupTemplates", POD_GROUP, 1, names)
+        templates = _templates(flat, "spec.podGroupTemplates", POD_GROUP, 1, names, version)
     else:
-        templates = _templates(nested, "spec.compositePodGroupTemplates", COMPOSITE, 1, names)
+        templates = _templates(nested, "spec.compositePodGroupTemplates", COMPOSITE, 1, names,
+                               version)
         for top in templates:
             _check_one_priority(top)
-    return WorkloadObject(_namespace(doc.obj), name, templates, doc)
+    return WorkloadObject(_namespace(obj), name, templates, doc)
 
 
 # -- PodGroup and CompositePodGroup ------------------------------------------------------
@@ -416,13 +452,16 @@ def _ref(value: object, field: str, template_key: str) -> WorkloadRef:
     )
 
 
-def parse_workload_ref(spec: Mapping[str, Any], kind: GroupKind) -> WorkloadRef | None:
+def parse_workload_ref(spec: Mapping[str, Any], kind: GroupKind, api_version: str = ""
+                       ) -> WorkloadRef | None:
     """``spec.workloadRef`` {workloadName, templateName} (KEP-6012, the served API); a
     PodGroup may instead use ``spec.podGroupTemplateRef.workload`` {workloadName,
-    podGroupTemplateName} as written in KEP-4671/5832."""
+    podGroupTemplateName} as written in KEP-4671/5832, the only form of v1alpha2."""
     ref, legacy = spec.get("workloadRef"), spec.get("podGroupTemplateRef")
     if kind == COMPOSITE:
         legacy = None  # not a field of CompositePodGroup
+    if api_version == V1ALPHA2:
+        ref = None  # not a field of v1alpha2
     if ref is not None and legacy is not None:
         raise InputError("set workloadRef or podGroupTemplateRef, not both", field="spec")
     if ref is not None:
@@ -444,10 +483,12 @@ def _parent(spec: Mapping[str, Any]) -> str | None:
 def parse_group(doc: Document, kind: GroupKind) -> GroupObject:
     """A runtime ``PodGroup`` or ``CompositePodGroup``. Its schedulingPolicy may be left
     out when the referenced template provides it (checked by the builder)."""
-    name = object_name(doc.obj, kind)
-    spec = as_mapping(doc.obj.get("spec"), "spec")
-    parent = _parent(spec)
-    ref = parse_workload_ref(spec, kind)
+    obj = with_generated_name(doc)
+    name = object_name(obj, kind)
+    spec = as_mapping(obj.get("spec"), "spec")
+    version = doc.api_version
+    parent = None if version == V1ALPHA2 else _parent(spec)  # v1alpha2: no composites
+    ref = parse_workload_ref(spec, kind, version)
     if ref is None and kind == COMPOSITE:
         raise InputError(
             "is required: a CompositePodGroup is always created from a Workload template "
@@ -459,5 +500,48 @@ def parse_group(doc: Document, kind: GroupKind) -> GroupObject:
             "is required when spec.parentCompositePodGroupName is set (KEP-6012)",
             field="spec.workloadRef",
         )
-    settings = parse_settings(spec, "spec", kind)
-    return GroupObject(kind, _namespace(doc.obj), name, parent, ref, settings, doc)
+    settings = parse_settings(spec, "spec", kind, version)
+    return GroupObject(kind, _namespace(obj), name, parent, ref, settings, doc)
+
+
+# -- the v1alpha2 schema ------------------------------------------------------------------
+# Kubernetes 1.36 (release-1.36 staging/src/k8s.io/api/scheduling/v1alpha2/types.go): not in
+# the 1.37 schema gangsched is generated from, so written out here.
+
+_A2 = "scheduling.v1alpha2"
+_A2_GROUP_FIELDS: dict[str, schema.TypeExpr] = {
+    "schedulingPolicy": f"{_A2}.PodGroupSchedulingPolicy",
+    "schedulingConstraints": f"{_A2}.PodGroupSchedulingConstraints",
+    "resourceClaims": {"list": f"{_A2}.PodGroupResourceClaim"}, "disruptionMode": "string",
+    "priorityClassName": "string", "priority": "int32",
+}
+schema.define({
+    f"{_A2}.Workload": {"apiVersion": "string", "kind": "string",
+                        "metadata": "meta.v1.ObjectMeta", "spec": f"{_A2}.WorkloadSpec"},
+    f"{_A2}.WorkloadSpec": {"controllerRef": f"{_A2}.TypedLocalObjectReference",
+                            "podGroupTemplates": {"list": f"{_A2}.PodGroupTemplate"}},
+    f"{_A2}.TypedLocalObjectReference": {"apiGroup": "string", "kind": "string",
+                                         "name": "string"},
+    f"{_A2}.PodGroupTemplate": {"name": "string", **_A2_GROUP_FIELDS},
+    f"{_A2}.PodGroupSchedulingPolicy": {"basic": f"{_A2}.BasicSchedulingPolicy",
+                                        "gang": f"{_A2}.GangSchedulingPolicy"},
+    f"{_A2}.BasicSchedulingPolicy": {},
+    f"{_A2}.GangSchedulingPolicy": {"minCount": "int32"},
+    f"{_A2}.PodGroupSchedulingConstraints": {"topology": {"list": f"{_A2}.TopologyConstraint"}},
+    f"{_A2}.TopologyConstraint": {"key": "string"},
+    f"{_A2}.PodGroupResourceClaim": {"name": "string", "resourceClaimName": "string",
+                                     "resourceClaimTemplateName": "string"},
+    f"{_A2}.PodGroup": {"apiVersion": "string", "kind": "string",
+                        "metadata": "meta.v1.ObjectMeta", "spec": f"{_A2}.PodGroupSpec",
+                        "status": f"{_A2}.PodGroupStatus"},
+    f"{_A2}.PodGroupSpec": {"podGroupTemplateRef": f"{_A2}.PodGroupTemplateReference",
+                            **_A2_GROUP_FIELDS},
+    f"{_A2}.PodGroupTemplateReference": {
+        "workload": f"{_A2}.WorkloadPodGroupTemplateReference"},
+    f"{_A2}.WorkloadPodGroupTemplateReference": {"workloadName": "string",
+                                                 "podGroupTemplateName": "string"},
+    f"{_A2}.PodGroupStatus": {"conditions": {"list": "meta.v1.Condition"},
+                              "resourceClaimStatuses": {
+                                  "list": f"{_A2}.PodGroupResourceClaimStatus"}},
+    f"{_A2}.PodGroupResourceClaimStatus": {"name": "string", "resourceClaimName": "string"},
+})
