@@ -1,0 +1,181 @@
+"""Manifests as upstream controllers and users write them, through ``gangsched place`` and
+``gangsched explain``: the Workload API at ``scheduling.k8s.io/v1alpha2`` (Kubernetes
+1.36, what current JobSet/Kueue integrations emit), Kueue TAS annotations naming levels
+no Topology has, and objects named by ``metadata.generateName``."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from cli_helpers import Run, assert_one_line_error
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+CLUSTER = EXAMPLES / "cluster-small.yaml"  # a Kueue Topology: zone, block, rack, hostname
+
+# -- 1. scheduling.k8s.io/v1alpha2 -------------------------------------------------------
+
+V1ALPHA2 = """\
+apiVersion: scheduling.k8s.io/v1alpha2
+kind: Workload
+metadata: {name: trainer, namespace: ml}
+spec:
+  controllerRef: {apiGroup: jobset.x-k8s.io, kind: JobSet, name: trainer}
+  podGroupTemplates:
+  - name: workers
+    schedulingPolicy: {gang: {minCount: 4}}
+    schedulingConstraints: {topology: [{key: gangsched.io/rack}]}
+    disruptionMode: PodGroup
+---
+apiVersion: scheduling.k8s.io/v1alpha2
+kind: PodGroup
+metadata: {name: trainer-workers-0, namespace: ml}
+spec:
+  podGroupTemplateRef:
+    workload: {workloadName: trainer, podGroupTemplateName: workers}
+  schedulingPolicy: {gang: {minCount: 4}}
+  schedulingConstraints: {topology: [{key: gangsched.io/rack}]}
+  disruptionMode: PodGroup
+""" + "".join(f"""---
+apiVersion: v1
+kind: Pod
+metadata: {{name: trainer-workers-0-{i}, namespace: ml}}
+spec:
+  schedulingGroup: {{podGroupName: trainer-workers-0}}
+  containers:
+  - name: c
+    resources: {{requests: {{cpu: "8", nvidia.com/gpu: "8"}}}}
+""" for i in range(4))
+
+
+def test_v1alpha2_workload_and_pod_group_are_placed(run: Run, tmp_path: Path) -> None:
+    path = tmp_path / "jobset-workload.yaml"
+    path.write_text(V1ALPHA2)
+    result = run("place", "-f", CLUSTER, "-f", path, "-o", "json")
+    assert result.exit_code == 0, result.output
+    [w] = json.loads(result.stdout)["workloads"]
+    assert (w["kind"], w["namespace"], w["name"]) == ("PodGroup", "ml", "trainer-workers-0")
+    assert w["status"] == "Admitted" and w["minimum"] == 4
+    assert len({p["node"] for p in w["pods"]}) == 4
+
+
+def test_v1alpha2_field_of_another_version_is_one_line_error(run: Run, tmp_path: Path
+                                                              ) -> None:
+    path = tmp_path / "in.yaml"
+    # the v1alpha3 union where v1alpha2 has a string
+    path.write_text(V1ALPHA2.replace("    disruptionMode: PodGroup", "    disruptionMode: "
+                                     "{all: {}}", 1))
+    result = run("validate", path)
+    assert_one_line_error(result, "in.yaml[doc 0]: Workload/trainer: "
+                          "spec.podGroupTemplates[0].disruptionMode: ")
+    # a v1alpha3 field: unknown in v1alpha2
+    path.write_text(V1ALPHA2.replace("  podGroupTemplateRef:\n    workload: {workloadName: "
+                                     "trainer, podGroupTemplateName: workers}",
+                                     "  workloadRef: {workloadName: trainer, templateName: "
+                                     "workers}"))
+    result = run("validate", path)
+    assert_one_line_error(result, "in.yaml[doc 1]: PodGroup/trainer-workers-0: "
+                          "spec.workloadRef: ")
+
+
+def test_unknown_workload_api_version_is_still_refused(run: Run, tmp_path: Path) -> None:
+    path = tmp_path / "in.yaml"
+    workload = V1ALPHA2.split("---")[0]
+    path.write_text(workload.replace("scheduling.k8s.io/v1alpha2", "scheduling.k8s.io/v1alpha9"))
+    result = run("validate", path)
+    assert_one_line_error(result, "unsupported apiVersion 'scheduling.k8s.io/v1alpha9' for "
+                          "kind Workload", "scheduling.k8s.io/v1alpha2")
+
+
+# -- 2. Kueue TAS levels no Topology has --------------------------------------------------
+
+
+def kueue_job(annotation: str, level: str, *, name: str = "generateName: allreduce-") -> str:
+    return f"""\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  {name}
+  namespace: ml
+  labels: {{kueue.x-k8s.io/queue-name: ml-queue}}
+spec:
+  parallelism: 4
+  completions: 4
+  completionMode: Indexed
+  template:
+    metadata:
+      annotations: {{kueue.x-k8s.io/podset-{annotation}-topology: {level}}}
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: trainer
+        resources: {{requests: {{cpu: "8", nvidia.com/gpu: "4"}}}}
+"""
+
+
+def test_preferred_level_no_topology_has_is_a_warning_and_placed(run: Run, tmp_path: Path
+                                                                  ) -> None:
+    path = tmp_path / "job.yaml"
+    path.write_text(kueue_job("preferred", "example.com/superpod"))
+    result = run("place", "-f", CLUSTER, "-f", path, "-o", "json")
+    assert result.exit_code == 0, result.output
+    [w] = json.loads(result.stdout)["workloads"]
+    assert w["kind"] == "Job" and w["status"] == "Admitted" and len(w["pods"]) == 4
+    [warning] = [line for line in result.stderr.splitlines() if "superpod" in line]
+    assert f"Job/{w['name']}" in warning
+    assert "kueue.x-k8s.io/podset-preferred-topology" in warning
+    assert ("topology.kubernetes.io/zone, gangsched.io/block, gangsched.io/rack, "
+            "kubernetes.io/hostname") in warning
+
+
+def test_required_level_no_topology_has_names_the_object_and_the_levels_in_order(
+        run: Run, tmp_path: Path) -> None:
+    path = tmp_path / "job.yaml"
+    path.write_text(kueue_job("required", "example.com/superpod"))
+    result = run("place", "-f", CLUSTER, "-f", path, "-o", "json")
+    assert result.exit_code == 1, result.output
+    [w] = json.loads(result.stdout)["workloads"]
+    assert w["status"] == "Invalid" and w["name"].startswith("allreduce-")
+    reason = w["reason"]
+    assert f"job.yaml[doc 0]: Job/{w['name']}: " in reason
+    assert "spec.template.metadata.annotations.kueue.x-k8s.io/podset-required-topology" in (
+        reason)
+    assert reason.endswith("no requested topology level: example.com/superpod (levels: "
+                           "topology.kubernetes.io/zone, gangsched.io/block, "
+                           "gangsched.io/rack, kubernetes.io/hostname)")
+
+
+# -- 3. names from metadata.generateName ---------------------------------------------------
+
+
+def test_generated_names_do_not_depend_on_how_the_path_is_spelled(
+        run: Run, tmp_path: Path) -> None:
+    path = tmp_path / "job.yaml"
+    path.write_text(kueue_job("required", "gangsched.io/rack"))
+    relative = os.path.relpath(path)
+    dotted = tmp_path / "." / "job.yaml"
+    named = set()
+    for spelling in (path, relative, dotted):
+        result = run("place", "-f", CLUSTER, "-f", spelling, "-o", "name")
+        assert result.exit_code == 0, result.output
+        named.add(result.stdout.strip())
+    [name] = named
+    assert name.startswith("job/allreduce-") and len(name) == len("job/allreduce-") + 5
+    result = run("explain", name, "-f", CLUSTER, "-f", relative)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith(f"Job ml/{name.removeprefix('job/')}: Admitted")
+
+
+def test_generated_names_are_unique_within_one_load(run: Run, tmp_path: Path) -> None:
+    same = kueue_job("required", "gangsched.io/rack")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "job.yaml").write_text(same)
+    (tmp_path / "b" / "job.yaml").write_text(same)
+    (tmp_path / "two.yaml").write_text(f"{same}---\n{same}")
+    result = run("place", "-f", CLUSTER, "-f", tmp_path / "a" / "job.yaml",
+                 "-f", tmp_path / "b" / "job.yaml", "-f", tmp_path / "two.yaml", "-o", "name")
+    assert result.exit_code == 0, result.output
+    names = result.stdout.split()
+    assert len(names) == 4 and len(set(names)) == 4
