@@ -18,10 +18,13 @@ from frontend_helpers import (
     outline,
     plan_of,
     slots,
+    write,
 )
+from typer.testing import CliRunner
 
 from gangsched.api.errors import InputError
 from gangsched.api.types import Node
+from gangsched.cli.main import app
 from gangsched.cli.translate import Format, render
 from gangsched.cluster.state import ClusterState
 from gangsched.frontends import assemble
@@ -456,3 +459,29 @@ def test_model_servings_lists_the_loaded_objects(tmp_path: Path) -> None:
     assert (ms.name, ms.namespace, ms.replicas, ms.scheduler_name) == ("sample", "default", 1,
                                                                       "volcano")
     assert [r.name for r in ms.roles] == ["prefill", "decode"]
+
+
+# -- networkTopology with nothing to map it onto: a warning, as for a Volcano PodGroup ----
+
+
+def test_network_topology_without_levels_or_hypernodes_is_a_warning(tmp_path: Path) -> None:
+    """The user's side: a ModelServing asking for tiers, placed on nodes that have no
+    topology levels and no HyperNodes: placed, with one warning per policy on stderr naming
+    the file, the ModelServing and the field (the PodGroup's warning, shared)."""
+    def edit(obj: dict[str, Any]) -> None:
+        template(obj)["networkTopology"] = {
+            "groupPolicy": {"mode": "hard", "highestTierAllowed": 2},
+            "rolePolicy": {"mode": "soft", "highestTierAllowed": 1}}
+
+    nodes = [{"apiVersion": "v1", "kind": "Node",
+              "metadata": {"name": f"n{i}", "labels": {"kubernetes.io/hostname": f"n{i}"}},
+              "status": {"allocatable": {"cpu": "8", "pods": "110"}}} for i in range(2)]
+    path = write(tmp_path, [*nodes, seed(edit)])
+    result = CliRunner().invoke(app, ["place", str(path)])
+    assert result.exit_code == 0, result.output
+    lines = [x for x in result.stderr.splitlines() if x.startswith("warning:")]
+    field = "spec.template.networkTopology"
+    assert [x.split(": ")[1:4] for x in lines] == [
+        [f"{path}[doc 2]", "ModelServing/sample", f"{field}.groupPolicy"],
+        [f"{path}[doc 2]", "ModelServing/sample", f"{field}.rolePolicy"]]
+    assert all("no constraint" in x for x in lines)

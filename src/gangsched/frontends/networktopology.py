@@ -32,6 +32,10 @@ As Volcano's scheduler reads them (volcano-sh/volcano at ed72c7c, 2026-08):
 non-host level: tier 1 is the narrowest (e.g. rack), tier 2 the next wider (block) and so
 on; a tier beyond the widest level constrains nothing (the whole cluster is one domain).
 A ``highestTierName`` cannot be resolved without HyperNodes: a warning, no constraint.
+When the nodes have no level but the hostname either, a tier names no domain: a warning
+(naming the file, the object and the ``networkTopology`` field), no constraint. The
+PodGroup, the Volcano Job and Kthena's ModelServing all go through :class:`Tiers`, so they
+warn alike.
 
 ``regexMatch`` patterns use RE2 (the ``google-re2`` package), the syntax and linear-time
 matching of Volcano's Go ``regexp``: no pattern can make matching slow, and a pattern RE2
@@ -451,12 +455,16 @@ class Tiers:
         if tier is None:
             why = ("no HyperNode has that tierName" if self.from_hypernodes
                    else "tier names need HyperNodes with spec.tierName")
-            warning = str(origin.error(
-                f"unknown tier name {nt.highest_tier_name!r} ({why}): no tier limit, as "
-                "Volcano's scheduler leaves it untranslated", f"{nt.field}.highestTierName"))
-            if warning not in self.warnings:
-                self.warnings.append(warning)
+            self.warn(origin, f"{nt.field}.highestTierName",
+                      f"unknown tier name {nt.highest_tier_name!r} ({why}): no tier limit, "
+                      "as Volcano's scheduler leaves it untranslated")
         return tier
+
+    def warn(self, origin: Origin, field: str, message: str) -> None:
+        """A warning about ``field`` of the object at ``origin`` (once per text)."""
+        warning = str(origin.error(message, field))
+        if warning not in self.warnings:
+            self.warnings.append(warning)
 
     def constraint(self, nt: NetworkTopology | None, origin: Origin) -> tuple[Constraint, ...]:
         """The constraint a networkTopology spec asks for (none: the whole cluster)."""
@@ -469,6 +477,9 @@ class Tiers:
         if not usable:
             if self.from_hypernodes:
                 raise origin.error(f"no HyperNode has a tier <= {tier}", nt.field)
+            self.warn(origin, nt.field,
+                      f"tier {tier} ({nt.mode}) names no domain: there are no HyperNodes in "
+                      "the inputs and the nodes have no topology levels; no constraint")
             return ()
         mode: Mode = "required" if nt.mode == "hard" else "preferred"
         return (Constraint(self.keys[max(usable)], mode),)
