@@ -218,6 +218,15 @@ def test_min_task_member_becomes_a_task_group(tmp_path: Path) -> None:
                              ("default/train/ps/pods", -1, 0, 3)]
 
 
+def test_min_task_member_above_min_member_is_not_enforced(tmp_path: Path) -> None:
+    """Volcano skips the task checks when minMember is below the tasks' total minimum
+    (JobInfo.CheckTaskValid): the elastic vcjob whose tasks default to all replicas."""
+    pods = [pod(f"ps-{i}", task="ps") for i in range(3)]
+    plan = plan_of(tmp_path, podgroup(min_member=2, minTaskMember={"ps": 3}), *pods)
+    tree = tree_of(only(plan.workloads))
+    assert outline(tree) == [("default/train", 1, 2, 3), ("default/train/pods", -1, 0, 3)]
+
+
 # -- waiting -----------------------------------------------------------------------------
 
 
@@ -234,7 +243,8 @@ def test_min_task_member_becomes_a_task_group(tmp_path: Path) -> None:
                       worker("a", "0"), worker("b", "0"), worker("c", "1")],
                      "waiting for pods: only 2 of minMember 3 pods are outside incomplete "
                      "subgroups", id="pods-in-incomplete-subgroups"),
-        pytest.param([podgroup(minTaskMember={"ps": 2}), pod("a", task="ps")],
+        pytest.param([podgroup(min_member=2, minTaskMember={"ps": 2}), pod("a", task="ps"),
+                      pod("b")],
                      "waiting for pods: task ps has 1 of minTaskMember 2", id="task"),
     ],
 )

@@ -27,7 +27,9 @@ The tree of one PodGroup (DESIGN.md section 1):
   PodSets (all required).
 * per task of ``minTaskMember`` whose pods are all outside the policies, a Group named
   after the task with ``min_pods`` the task's minimum; a task with pods inside a policy is
-  checked for its count but not represented (a warning says so).
+  checked for its count but not represented (a warning says so). As in Volcano's
+  scheduler, ``minTaskMember`` is enforced only when ``minMember`` is at least the sum of
+  its entries (``JobInfo.CheckTaskValid``); below it, no task minimum is.
 * every other pending pod in PodSets of identical pods directly under the root (min 0).
 
 Pods already bound (``nodeName`` set) are not in the tree: they count toward ``minMember``,
@@ -326,11 +328,19 @@ def _assign(pg: PodGroup, pods: Sequence[Pod]) -> tuple[list[list[_Subgroup]], l
     return ordered, outside
 
 
+def task_minimums(pg: PodGroup) -> dict[str, int]:
+    """The ``minTaskMember`` entries Volcano's scheduler enforces: none when ``minMember``
+    is below their sum (``JobInfo.CheckTaskValid``, ``CheckTaskReady``: "if job
+    minAvailable is less than sum of(task minAvailable), skip this check"), else all."""
+    minimums = dict(pg.min_task_member)
+    return minimums if pg.min_member >= sum(minimums.values()) else {}
+
+
 def _split(pg: PodGroup, pods: Sequence[Pod]) -> _Split:
     subgroups, outside = _assign(pg, pods)
-    where = f"{pg.origin.where} PodGroup/{pg.name}".strip()
+    where = f"{pg.origin.where} {pg.origin.obj or f'PodGroup/{pg.name}'}".strip()
     warnings: list[str] = []
-    minimums = dict(pg.min_task_member)
+    minimums = task_minimums(pg)
     counts = {t: sum(1 for p in pods if task_of(p) == t) for t in minimums}
     inside = {task_of(p) for sub in subgroups for s in sub for p in s.pending}
     tasks: dict[str, list[Pod]] = {}
@@ -362,7 +372,7 @@ def _waiting(pg: PodGroup, split: _Split) -> list[str]:
     reasons: list[str] = []
     if split.total < pg.min_member:
         reasons.append(f"has {split.total} of minMember {pg.min_member}")
-    for task, minimum in pg.min_task_member:
+    for task, minimum in task_minimums(pg).items():
         if split.task_counts[task] < minimum:
             reasons.append(f"task {task} has {split.task_counts[task]} of minTaskMember "
                            f"{minimum}")
@@ -457,7 +467,7 @@ def _tree(pg: PodGroup, split: _Split, tiers: Tiers, kind: str, priority: int) -
         group = _policy_group(pg, policy, subs, name, f"{root}/{name}", top, tiers)
         if group is not None:
             kids.append(group)
-    minimums = dict(pg.min_task_member)
+    minimums = task_minimums(pg)
     for task, pods in split.tasks.items():
         pending = [p for p in pods if not p.node_name]
         if pending:
@@ -557,5 +567,6 @@ __all__ = [
     "build_workload",
     "members_by_group",
     "parse_podgroup",
+    "task_minimums",
     "tiers_of",
 ]
