@@ -1,4 +1,4 @@
-"""The KAI, Grove, LeaderWorkerSet and Kueue examples through the CLI: ``translate -o
+"""The KAI, Grove, LeaderWorkerSet, Kueue and Volcano Job examples through the CLI: ``translate -o
 tree`` shows the gang tree each becomes, ``place`` puts them as recorded (golden files,
 regenerate with UPDATE_GOLDEN=1), ``validate`` reports an invalid one in one line."""
 
@@ -15,7 +15,8 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 GOLDEN = Path(__file__).parent / "golden"
 CLUSTER = EXAMPLES / "cluster-small.yaml"
 NEW = ["kai-podgroup.yaml", "grove-podcliqueset.yaml", "grove-podgang.yaml",
-       "lws-exclusive.yaml", "kueue-job.yaml", "kueue-jobset.yaml", "kueue-pod-group.yaml"]
+       "lws-exclusive.yaml", "kueue-job.yaml", "kueue-jobset.yaml", "kueue-pod-group.yaml",
+       "volcano-job.yaml"]
 
 
 @pytest.mark.parametrize("example", NEW)

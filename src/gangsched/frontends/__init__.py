@@ -17,14 +17,14 @@ from gangsched.api import loader
 from gangsched.api.errors import InputError
 from gangsched.api.loader import BUILTIN_KINDS, Inputs, Kinds
 from gangsched.api.schema import Mode
-from gangsched.frontends import grove, kai, kthena, kueue, lws, volcano, workload
+from gangsched.frontends import grove, kai, kthena, kueue, lws, volcano, volcano_job, workload
 from gangsched.frontends.base import Builder, Contribution, FrontEnd
 from gangsched.frontends.base import assemble as assemble_with
 from gangsched.model import Plan
 
 FRONT_ENDS: tuple[FrontEnd, ...] = (
     # controllers first: the pods they create are ganged by them or by those after
-    kueue.FRONT_END, lws.FRONT_END, grove.FRONT_END,
+    kueue.FRONT_END, lws.FRONT_END, grove.FRONT_END, volcano_job.FRONT_END,
     volcano.FRONT_END, kthena.FRONT_END, workload.FRONT_END, kai.FRONT_END,
 )
 
