@@ -4,6 +4,7 @@ join, what waits, what is rejected (the webhook's rules) and where pods land."""
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,8 +22,11 @@ from tas_helpers import (
     place,
     plan,
     tree,
+    write,
 )
+from typer.testing import CliRunner
 
+from gangsched.cli.main import app
 from gangsched.frontends.kai import POD_GROUP_ANNOTATION, SUBGROUP_LABEL
 from gangsched.gang import Constraint, PodSet
 
@@ -355,3 +359,69 @@ def test_without_any_kai_topology_prefixed_levels_are_node_label_keys(tmp_path: 
                                                     "requiredTopologyLevel": "rack"}}
     assert "topology 'cluster-topology' not found" in only(
         plan(tmp_path, podgroup(alias), pod("a"))).invalid
+
+
+# -- kai.scheduler/batch-min-member on a batch Job: KAI's podgrouper ---------------------
+
+
+def _batch_job(annotations: dict[str, str], scheduler: str = "kai-scheduler",
+               count: int = 4) -> dict[str, Any]:
+    return {"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": "hpo", "namespace": "team", "annotations": annotations,
+                         "labels": {"kai.scheduler/queue": "research"}},
+            "spec": {"parallelism": count, "completions": count, "template": {"spec": {
+                "schedulerName": scheduler, "restartPolicy": "Never",
+                "containers": [{"name": "c", "image": "x",
+                                "resources": {"limits": {"nvidia.com/gpu": "8"}}}]}}}}
+
+
+def _nodes(count: int) -> list[dict[str, Any]]:
+    return [{"apiVersion": "v1", "kind": "Node",
+             "metadata": {"name": f"n{i}", "labels": {HOST: f"n{i}"}},
+             "status": {"allocatable": {"cpu": "64", "nvidia.com/gpu": "8", "pods": "110"}}}
+            for i in range(count)]
+
+
+def _place(tmp_path: Path, *objects: dict[str, Any]) -> Any:
+    path = write(tmp_path, objects)
+    return path, CliRunner().invoke(app, ["place", str(path), "-o", "json"])
+
+
+def _placed(result: Any) -> int:
+    data = json.loads(result.stdout)
+    return sum(1 for w in data["workloads"] for p in w["pods"] if p.get("node"))
+
+
+def test_batch_min_member_makes_the_job_one_gang(tmp_path: Path) -> None:
+    """4 pods, room for 3: with batch-min-member 4 none runs (all or nothing), with 3 the
+    PodGroup runs 3; without the annotation KAI's PodGroup needs 1 and 3 run too."""
+    _, result = _place(tmp_path, *_nodes(3), _batch_job({"kai.scheduler/batch-min-member": "4"}))
+    assert result.exit_code == 3, result.output
+    assert _placed(result) == 0
+    (w,) = json.loads(result.stdout)["workloads"]
+    assert (w["kind"], w["name"], w["minimum"], w["status"]) == (
+        "PodGroup", "pg-hpo", 4, "Rejected")
+    _, result = _place(tmp_path, *_nodes(3), _batch_job({"kai.scheduler/batch-min-member": "3"}))
+    assert _placed(result) == 3
+    _, result = _place(tmp_path, *_nodes(3), _batch_job({}))
+    assert _placed(result) == 3
+
+
+def test_batch_min_member_that_is_no_integer_is_a_one_line_error(tmp_path: Path) -> None:
+    path, result = _place(tmp_path, *_nodes(3),
+                          _batch_job({"kai.scheduler/batch-min-member": "four"}))
+    assert result.exit_code == 1, result.output
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"error: {path}[doc 3]: Job/hpo: metadata.annotations."
+                           "kai.scheduler/batch-min-member: ")
+    assert "'four'" in line and "Traceback" not in result.output
+
+
+def test_batch_min_member_on_pods_kai_does_not_schedule_is_a_warning(tmp_path: Path) -> None:
+    path, result = _place(tmp_path, *_nodes(3), _batch_job(
+        {"kai.scheduler/batch-min-member": "4"}, scheduler="default-scheduler"))
+    assert _placed(result) == 3  # scheduled one by one, as without KAI
+    (line,) = [x for x in result.stderr.splitlines() if x.startswith("warning:")]
+    assert f"{path}[doc 3]: Job/hpo: metadata.annotations.kai.scheduler/batch-min-member" \
+        in line
+    assert "default-scheduler" in line

@@ -53,6 +53,14 @@ not have, ``preferredTopologyLevel`` wider than
 Topology). Those needing the Topology object make the workload *invalid* (``validate``
 reports them, naming file, object and field); the rest fail the load.
 
+**Batch Jobs.** KAI's podgrouper gives every ``batch/v1`` Job whose pods it schedules
+(``schedulerName: kai-scheduler``; gangsched's own ``gangsched`` too) one PodGroup
+``pg-<job>-<uid>`` with ``minMember`` the Job's ``kai.scheduler/batch-min-member``
+annotation (absent: 1, which pods placed one by one meet, so nothing is built then;
+``pkg/podgrouper/podgrouper/plugins/job/job_grouper.go``). gangsched builds that PodGroup
+over the Job's pods; an annotation that is no int32 is an error (KAI creates no PodGroup
+and the pods never run), one on pods of another scheduler or on a JobSet a warning.
+
 ``queue``, ``priorityClassName`` and ``preemptibility`` are read and checked (the CRD's
 enum) and shown by ``translate -o tree``; placement uses the pods' own priority.
 """
@@ -90,6 +98,11 @@ POD_GROUP_ANNOTATION = "pod-group-name"  # constants.PodGroupAnnotationForPod
 SUBGROUP_LABEL = "kai.scheduler/subgroup-name"  # constants.SubGroupLabelKey
 PREEMPTIBILITY = ("preemptible", "non-preemptible")
 INT32_MAX = 2**31 - 1
+MIN_MEMBER_ANNOTATION = "kai.scheduler/batch-min-member"  # constants.MinMemberOverrideKey
+QUEUE_LABEL = "kai.scheduler/queue"
+KAI_SCHEDULERS = ("kai-scheduler", "gangsched")  # gangsched's own, as for Kthena
+JOB_API_VERSIONS = ("batch/v1", "jobset.x-k8s.io/v1alpha2")
+JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
 _SUBGROUP_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 
 # -- typed objects -----------------------------------------------------------------------
@@ -570,6 +583,65 @@ def group_of(pod: Pod) -> str | None:
     return f"{pod.namespace}/{name}" if name else None
 
 
+# -- KAI's podgrouper for batch Jobs: kai.scheduler/batch-min-member --------------------
+
+
+def _min_member_override(obj: Mapping[str, Any], origin: Origin) -> int | None:
+    """The Job's ``kai.scheduler/batch-min-member`` (``strconv.ParseInt(v, 10, 32)``);
+    None when absent. A value KAI cannot parse leaves the Job without a PodGroup, its pods
+    never scheduled: an error here."""
+    meta = obj.get("metadata")
+    annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
+    if not isinstance(annotations, Mapping) or MIN_MEMBER_ANNOTATION not in annotations:
+        return None
+    raw = annotations[MIN_MEMBER_ANNOTATION]
+    if isinstance(raw, str) and re.fullmatch(r"\+?[0-9]+", raw) and int(raw) <= INT32_MAX:
+        return int(raw)
+    raise origin.error(f"invalid min-member value {raw!r}: must be an integer from 0 to "
+                       f"{INT32_MAX}", f"metadata.annotations.{MIN_MEMBER_ANNOTATION}")
+
+
+def _batch_job_groups(inputs: Inputs, topos: Mapping[str, TopologyObject],
+                      out: Contribution) -> None:
+    """A PodGroup ``pg-<job>-<uid>`` per ``batch/v1`` Job whose pods KAI schedules, with
+    ``minMember`` its ``kai.scheduler/batch-min-member`` (KAI's ``K8sJobGrouper``); a Job
+    without the annotation gets minMember 1 from KAI, which its pods placed one by one
+    already meet. Pods Kueue gangs (claimed before this builder) are left to it."""
+    for doc in inputs.documents:
+        if doc.kind not in ("Job", "JobSet") or doc.api_version not in JOB_API_VERSIONS:
+            continue
+        obj = with_generated_name(doc)
+        origin = Origin.of(doc)
+        minimum = _min_member_override(obj, origin)
+        if minimum is None:
+            continue
+        field = f"metadata.annotations.{MIN_MEMBER_ANNOTATION}"
+        if doc.kind == "JobSet":
+            out.warnings.append(str(origin.error(
+                "not modelled on a JobSet (KAI's per-replicatedJob SubGroups); ignored",
+                field)))
+            continue
+        meta = as_mapping(obj.get("metadata"), "metadata")
+        name, namespace = meta.get("name"), meta.get("namespace") or "default"
+        pods = [p for p in inputs.pods if p.namespace == namespace and group_of(p) is None
+                and p.labels.get(JOB_NAME_LABEL) == name]
+        others = sorted({p.scheduler_name for p in pods} - set(KAI_SCHEDULERS))
+        if others:
+            out.warnings.append(str(origin.error(
+                f"ignored: the Job's pods use schedulerName {', '.join(others)}, which KAI "
+                "does not schedule", field)))
+            continue
+        if pods:
+            uid = meta.get("uid")
+            pg = KaiPodGroup(name=f"pg-{name}-{uid}" if uid else f"pg-{name}",
+                             namespace=namespace, min_member=minimum, origin=origin,
+                             queue=(meta.get("labels") or {}).get(QUEUE_LABEL, ""))
+            workload, warnings = build_workload(pg, pods, topos)
+            out.workloads.append(workload)
+            out.warnings.extend(warnings)
+            out.claimed.update(p.key for p in pods)
+
+
 def build(inputs: Inputs) -> Contribution:
     out = Contribution()
     topos = {t.name: t for t in topologies(inputs) if t.kai}
@@ -580,6 +652,7 @@ def build(inputs: Inputs) -> Contribution:
             members.setdefault(key, []).append(pod)
     add_groups(out, kai_podgroups(inputs), members,
                lambda pg, mine: build_workload(pg, mine, topos), KIND)
+    _batch_job_groups(inputs, topos, out)
     return out
 
 
