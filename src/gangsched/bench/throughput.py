@@ -201,8 +201,8 @@ def run_throughput_bench(
             ff_walls.append(ff_wall)
             ff_cpus.append(ff_cpu)
             fresh = ClusterState.from_nodes(node_list, None, keys={RACK})
-            pods = [[p for ps in podsets(u) for p in ps.pods] for u in units]
-            map_cpus.append(_timed(lambda: first_fit(fresh, case, pods, []))[1])  # noqa: B023
+            names = [[p for ps in podsets(u) for p in ps.pods] for u in units]
+            map_cpus.append(_timed(lambda: first_fit(fresh, case, names, []))[1])  # noqa: B023
         wall, cpu, ff, ff_wall, ff_map = (statistics.median(x) for x in (
             walls, cpus, ff_cpus, ff_walls, map_cpus))
         pods = admitted * case.pods
