@@ -22,12 +22,10 @@ from gangsched.cli.common import (
     PathsArgument,
     RecursiveOption,
     TopologyOption,
-    build_state,
     info,
     input_files,
-    levels_source,
-    load_inputs,
     out,
+    parse_topology_option,
     plain,
     print_table,
 )
@@ -36,7 +34,9 @@ if TYPE_CHECKING:  # numpy and the cluster model are imported where used (`--hel
     import numpy as np
     from rich.table import Table
 
+    from gangsched.api.loader import Inputs
     from gangsched.cluster.state import ClusterState
+    from gangsched.model import Plan
 
 app = App(help="Synthetic clusters and cluster topology.")
 
@@ -344,13 +344,18 @@ def show(
     ignore_unknown: IgnoreUnknownOption = False,
 ) -> None:
     """Show the topology tree with node count, capacity and free resources per domain
-    (free/capacity; pods bound in the inputs take their share)."""
-    inputs = load_inputs(input_files(paths, files, recursive), ignore_unknown)
-    state = build_state(inputs, topology)
+    (free/capacity; pods bound in the inputs take their share). The levels are those
+    [bold]gangsched place[/] builds from the same inputs: a Topology object or Volcano
+    HyperNodes, else --topology, else the well-known node labels, with the keys the
+    workloads in the inputs constrain on placed where they nest."""
+    from gangsched.cli.place import load_plan, plan_state
+
+    inputs, plan = load_plan(input_files(paths, files, recursive), ignore_unknown)
+    state = plan_state(plan, topology)
     stats = _stats(state)
     shown = len(stats.levels) if depth is None else min(depth, len(stats.levels))
     keys = " > ".join(lv.key for lv in stats.levels) or "none"
-    _note(f"levels: {keys} (from {levels_source(inputs, topology)})")
+    _note(f"levels: {keys} (from {_levels_source(inputs, plan, topology, stats)})")
     n_domains = sum(len(lv.values) for lv in stats.levels[:shown])
     if n_domains <= MAX_TREE_DOMAINS:
         _print_tree(stats, shown)
@@ -361,6 +366,26 @@ def show(
         _note(f"{n_domains:,} domains are too many for a tree; "
               "use --depth N to see a tree of the N widest levels")
     _say(summary_line(stats))
+
+
+def _levels_source(inputs: Inputs, plan: Plan, topology: str | None,
+                   stats: _ClusterStats) -> str:
+    """Where the levels come from, as :func:`gangsched.cli.place.plan_chain` takes them,
+    for display."""
+    from gangsched.cluster.topology import infer_levels
+    from gangsched.gang import constraint_keys
+
+    if inputs.topology_levels is not None:
+        source, fixed = inputs.topology_source or "a Topology object", plan.levels or []
+    elif plan.levels is not None:
+        source, fixed = "Volcano HyperNodes", plan.levels
+    elif topology is not None:
+        source, fixed = "--topology", parse_topology_option(topology)
+    else:
+        source, fixed = "well-known node labels", infer_levels(plan.nodes)
+    named = constraint_keys(w.tree for w in plan.workloads)
+    added = [lv.key for lv in stats.levels if lv.key in named and lv.key not in fixed]
+    return source + (f"; {', '.join(added)} from the workloads' constraints" if added else "")
 
 
 def _say(markup: str) -> None:

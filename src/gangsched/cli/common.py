@@ -38,7 +38,6 @@ if TYPE_CHECKING:  # the loader, numpy and the front-ends are imported where use
 
     from gangsched.api.loader import Inputs
     from gangsched.api.schema import Mode
-    from gangsched.cluster.state import ClusterState
     from gangsched.cluster.topology import Topology
 
 P = ParamSpec("P")
@@ -417,27 +416,6 @@ def parse_topology_option(value: str) -> list[str]:
     return keys
 
 
-def levels_for(inputs: Inputs, topology_option: str | None) -> list[str]:
-    """The topology level keys, widest first: Topology object > --topology > well-known."""
-    if inputs.topology_levels is not None:
-        if topology_option is not None:
-            source = inputs.topology_source or "a Topology object"
-            warn(f"--topology ignored: levels come from {source}")
-        return list(inputs.topology_levels)
-    if topology_option is not None:
-        return parse_topology_option(topology_option)
-    from gangsched.cluster.topology import infer_levels
-
-    return infer_levels(inputs.nodes)
-
-
-def levels_source(inputs: Inputs, topology_option: str | None) -> str:
-    """Where :func:`levels_for` takes the levels from, for display."""
-    if inputs.topology_levels is not None:
-        return inputs.topology_source or "a Topology object"
-    return "--topology" if topology_option is not None else "well-known node labels"
-
-
 def report_missing(topology: Topology) -> None:
     """Warn (not fail) about nodes lacking a level's label: they sit in no domain of it."""
     for key, names in topology.missing.items():
@@ -445,15 +423,3 @@ def report_missing(topology: Topology) -> None:
         noun = "node lacks" if len(names) == 1 else "nodes lack"
         warn(f"{len(names)} {noun} label {key} ({shown}); "
              "they are kept but belong to no domain of that level")
-
-
-def build_state(inputs: Inputs, topology_option: str | None) -> ClusterState:
-    """The cluster state of the inputs' nodes, charged with the pods already bound."""
-    from gangsched.cluster.state import ClusterState
-
-    if not inputs.nodes:
-        raise InputError("no Node objects in the input files")
-    state = ClusterState.from_nodes(inputs.nodes, levels_for(inputs, topology_option),
-                                    inputs.pods)
-    report_missing(state.topology)
-    return state

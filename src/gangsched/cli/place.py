@@ -130,16 +130,26 @@ class Placed:
     inputs: Inputs
 
 
-def run_place(files: list[Path], scope: Scope, topology: str | None = None,
-              ignore_unknown: bool = False, validate: str | None = None) -> Placed:
-    """Load, assemble, keep the workloads in scope and place them as one batch."""
-    from gangsched.batch import place_plan
+def load_plan(files: list[Path], ignore_unknown: bool = False,
+              validate: str | None = None) -> tuple[Inputs, Plan]:
+    """Load the inputs and assemble what every front-end builds of them (the workloads,
+    the nodes with the labels HyperNodes give them, the levels the inputs fix), printing
+    the warnings."""
     from gangsched.frontends import assemble
 
     inputs = load_inputs(files, ignore_unknown, validate_mode(validate))
     plan = assemble(inputs)
     for message in plan.warnings[len(inputs.warnings):]:
         warn(message)
+    return inputs, plan
+
+
+def run_place(files: list[Path], scope: Scope, topology: str | None = None,
+              ignore_unknown: bool = False, validate: str | None = None) -> Placed:
+    """Load, assemble, keep the workloads in scope and place them as one batch."""
+    from gangsched.batch import place_plan
+
+    inputs, plan = load_plan(files, ignore_unknown, validate)
     if not scope.everything:
         scope.index(inputs)
         plan = dataclasses.replace(plan, workloads=scope.workloads(plan.workloads))
