@@ -31,6 +31,7 @@ from gangsched.cli.common import (
     TopologyOption,
     ValidateOption,
     VerboseOption,
+    error,
     input_files,
     out,
     plain,
@@ -139,7 +140,8 @@ def explain_cmd(
 
         typer.echo(json.dumps(data, indent=2) if output is Format.json
                    else yaml.safe_dump(data, sort_keys=False), nl=output is Format.json)
-    if result.status == INVALID:
+    if result.status == INVALID:  # bad input: one line naming file, object and field
+        error(result.reason)
         raise typer.Exit(1)
     if not result.ok:
         raise typer.Exit(REJECTED_EXIT)
