@@ -87,6 +87,7 @@ def test_explain_says_the_pools_are_held_not_unlabelled(run: Run, tmp_path: Path
     assert "lack the level's label" not in out
     assert "holds -1" not in out and "holds     -1" not in out
     assert "every gke-nodepool is held exclusively by other groups of its set" in out
+    assert "2 domains offered over 1 search, 2 held exclusively by other groups, " in out
     pool_lines = [line.split() for line in out.splitlines()
                   if line.strip().startswith(("np0 ", "np1 "))]
     assert [(p[0], p[-1]) for p in pool_lines] == [

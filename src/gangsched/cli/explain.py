@@ -189,9 +189,12 @@ def _tier_lines(t: TierLog, verbose: int) -> list[str]:
                                                f" (holds {d.holds} of {t.needed})"))
         return [head]
     where = (f"best: {t.level} {best.label}, holds {best.holds}" if best else "no domain")
+    held = sum(1 for d in doms if d.holder)
     lines = [f"    {t.level} ({t.key}): {len(doms)} domains offered over {t.searches} "
-             f"{'search' if t.searches == 1 else 'searches'}, {passed} passed the capacity "
-             f"bound, {tried} tried, {len(placed)} placed; {where}"]
+             f"{'search' if t.searches == 1 else 'searches'}, "
+             + (f"{held} held exclusively by other groups, " if held else "")
+             + f"{passed} passed the capacity bound, {tried} tried, {len(placed)} placed; "
+             f"{where}"]
     ranked = sorted(doms, key=lambda d: (-d.placed, -d.tried, not d.passed, bool(d.holder),
                                          -d.holds))
     shown = ranked if verbose else ranked[:ROWS]
