@@ -145,6 +145,30 @@ def test_pods_already_in_the_inputs_are_not_created_again(tmp_path: Path) -> Non
     assert "n1" in result.stdout
 
 
+def test_the_podgroup_the_controller_made_is_placed_as_it_is(tmp_path: Path) -> None:
+    """A live cluster's objects: the Job, its PodGroup (named <job>-<uid>) and one pod
+    already created. The PodGroup present gangs the Job's pods as it is (its minMember,
+    not the Job's); no second gang of the same pods is made from the Job."""
+    made = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+            "metadata": {"name": "train-u1", "namespace": "default"},
+            "spec": {"minMember": 2, "queue": "default"}}
+    first = {"apiVersion": "v1", "kind": "Pod",
+             "metadata": {"name": "train-worker-0", "namespace": "default",
+                          "annotations": {"scheduling.k8s.io/group-name": "train-u1",
+                                          "volcano.sh/task-spec": "worker"}},
+             "spec": {"containers": [{"name": "main", "image": "x",
+                      "resources": {"requests": {"nvidia.com/gpu": "8"}}}]}}
+    vcjob = job([task("worker", 3)])
+    vcjob["metadata"]["uid"] = "u1"
+    path = write(tmp_path, [flat(2), vcjob, made, first])
+    result, data = place_json(path)
+    assert result.exit_code == 0, result.output
+    (w,) = data["workloads"]
+    assert (w["kind"], w["name"], w["minimum"]) == ("PodGroup", "train-u1", 2)
+    assert sorted(p["name"] for p in w["pods"]) == [f"train-worker-{i}" for i in range(3)]
+    assert len([p for p in w["pods"] if p.get("node")]) == 2  # two nodes of 8 GPUs
+
+
 # -- networkTopology ---------------------------------------------------------------------------
 
 

@@ -28,7 +28,9 @@ Follows volcano-sh/volcano at ed72c7c (2026-08) and volcano-sh/apis at 536f121
   (``scheduling.k8s.io/group-name``), the task (``volcano.sh/task-spec``), the index,
   job name and queue, labelled likewise plus ``volcano.sh/partition-id = index /
   partitionSize``; the Job's ``schedulerName`` and ``priorityClassName`` when the template
-  sets none. A pod of that name already in the inputs is not created again.
+  sets none. A pod of that name already in the inputs is not created again, nor the
+  PodGroup: when the inputs hold the PodGroup the controller names (a live cluster's
+  objects), it is placed as it is, with the Job's pods, by the PodGroup front-end.
 
 Validation is the CRD's (int32 counts from 0, task names DNS-1123 labels, at least one
 task, queue and priority class names) and the validating webhook's
@@ -81,6 +83,7 @@ from gangsched.frontends.volcano import (
     add_gangs,
     group_of,
     parse_podgroup,
+    podgroups,
     task_minimums,
     tiers_of,
 )
@@ -413,14 +416,17 @@ def build(inputs: Inputs) -> Contribution:
         return out
     tiers = tiers_of(inputs)
     existing = {p.key for p in inputs.pods}
+    made = {pg.key for pg in podgroups(inputs)}  # PodGroups the controller created already
     groups: list[PodGroup] = []
     for job in found:
         try:
-            groups.append(_typed_podgroup(job))
+            pg = _typed_podgroup(job)
         except InputError as err:
             raise job.origin.locate(err) from None
         out.pods.extend(job_pods(job, existing))
         out.warnings.extend(job.warnings)
+        if pg.key not in made:  # else that PodGroup, as it is, gangs the pods
+            groups.append(pg)
     keys = {g.key for g in groups}  # pods naming them, created here or in the inputs
     members = [p for p in (*inputs.pods, *out.pods) if group_of(p) in keys]
     add_gangs(out, groups, members, tiers, kind=KIND)
