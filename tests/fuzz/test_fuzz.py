@@ -2,7 +2,7 @@
 result, within seconds, never a traceback, a crash or a hang.
 
 The corpus is generated deterministically from every file in ``examples/`` (the Kthena,
-Volcano, Workload API, Grove, KAI, Kueue and LWS ones) and from
+Volcano PodGroup and Job, Workload API, Grove, KAI, Kueue and LWS ones) and from
 ``deploy/example-kthena-2p2d.yaml`` (dropped fields, wrong types, garbage and huge
 quantities, counts beyond int32, bad and hostile names, unknown fields, deep nesting,
 parent and member cycles, truncated and scrambled text, appended alias bombs), plus the
@@ -46,7 +46,7 @@ SOURCES: dict[str, tuple[Path, tuple[Path, ...]]] = {  # file, what place needs 
                (EXAMPLES / "cluster-small.yaml",)),
     **{name: (EXAMPLES / f"{name}.yaml", (EXAMPLES / "cluster-small.yaml",)) for name in (
         "grove-podcliqueset", "grove-podgang", "kai-podgroup", "kueue-job", "kueue-jobset",
-        "kueue-pod-group", "lws-exclusive")},
+        "kueue-pod-group", "lws-exclusive", "volcano-job")},
 }
 
 WRONG_VALUES: list[Any] = ["x", "", 7, -1, 1.5, True, None, [], {}, ["x"], {"k": "v"},
