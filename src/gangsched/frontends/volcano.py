@@ -137,8 +137,8 @@ class PodGroup:
 INT32_MAX = 2**31 - 1
 
 
-def _count(obj: Mapping[str, Any], key: str, field: str, default: int = 0,
-           minimum: int = 0) -> int:
+def int32_count(obj: Mapping[str, Any], key: str, field: str, default: int = 0,
+                minimum: int = 0) -> int:
     """A non-negative (or at least ``minimum``) int32 field, as the CRD declares it."""
     path = f"{field}.{key}"
     value = as_int(obj.get(key), path, default)
@@ -154,7 +154,7 @@ def _task_minimums(value: object, field: str) -> tuple[tuple[str, int], ...]:
     for task, raw in as_mapping(value, field).items():
         if not isinstance(task, str) or not task:
             raise InputError(f"invalid task name {task!r}", field=field)
-        out.append((task, _count({task: raw}, task, field)))
+        out.append((task, int32_count({task: raw}, task, field)))
     return tuple(out)
 
 
@@ -174,13 +174,13 @@ def _label_keys(value: object, field: str) -> tuple[str, ...]:
 def _parse_policy(item: Mapping[str, Any], path: str) -> SubGroupPolicy:
     size = None
     if item.get("subGroupSize") is not None:
-        size = _count(item, "subGroupSize", path, minimum=1)  # the CRD's minimum
+        size = int32_count(item, "subGroupSize", path, minimum=1)  # the CRD's minimum
     selector_field = f"{path}.labelSelector"
     selector = item.get("labelSelector")
     return SubGroupPolicy(
         name=required_str(item, "name", path),
         sub_group_size=size,
-        min_sub_groups=_count(item, "minSubGroups", path),
+        min_sub_groups=int32_count(item, "minSubGroups", path),
         selector=None if selector is None else parse_label_selector(selector, selector_field),
         match_label_keys=_label_keys(item.get("matchLabelKeys"), f"{path}.matchLabelKeys"),
         network_topology=parse_network_topology(item.get("networkTopology"),
@@ -211,7 +211,7 @@ def parse_podgroup(obj: Mapping[str, Any], origin: Origin | None = None) -> PodG
         return PodGroup(
             name=name,
             namespace=as_str(meta.get("namespace"), "metadata.namespace") or "default",
-            min_member=_count(spec, "minMember", "spec"),
+            min_member=int32_count(spec, "minMember", "spec"),
             min_task_member=_task_minimums(spec.get("minTaskMember"), "spec.minTaskMember"),
             min_resources=tuple(sorted(resources.items())),
             queue=queue,

@@ -59,7 +59,6 @@ from gangsched.api.loader import Document, Inputs, Kind
 from gangsched.api.objects import (
     PodTemplate,
     about,
-    as_int,
     as_mapping,
     as_str,
     as_str_map,
@@ -82,6 +81,7 @@ from gangsched.frontends.volcano import (
     PodGroup,
     add_gangs,
     group_of,
+    int32_count,
     parse_podgroup,
     podgroups,
     task_minimums,
@@ -98,7 +98,6 @@ QUEUE_NAME_KEY = "volcano.sh/queue-name"
 PARTITION_ID_KEY = "volcano.sh/partition-id"
 DEFAULT_TASK = "default"
 DEFAULT_SCHEDULER = "volcano"
-INT32_MAX = 2**31 - 1
 MAX_PODS = 100_000
 """Most pods one Job may create (the sum of its tasks' replicas), as for Kthena."""
 
@@ -155,18 +154,6 @@ class VolcanoJob:
 # -- parsing and validation --------------------------------------------------------------
 
 
-def _count(obj: Mapping[str, Any], key: str, field: str, default: int = 0,
-           minimum: int = 0) -> int:
-    """An int32 of at least ``minimum`` (the CRD's format and minimum)."""
-    path = f"{field}.{key}"
-    value = as_int(obj.get(key), path, default)
-    if value < minimum:
-        raise InputError(f"must be >= {minimum}, not {value}", field=path)
-    if value > INT32_MAX:
-        raise InputError(f"must fit in 32 bits (at most {INT32_MAX}), not {value}", field=path)
-    return value
-
-
 def _partitions(value: object, path: str, replicas: int) -> Partitions | None:
     if value is None:
         return None
@@ -174,12 +161,12 @@ def _partitions(value: object, path: str, replicas: int) -> Partitions | None:
     for key in ("totalPartitions", "partitionSize"):
         if spec.get(key) is None:
             raise InputError("is required", field=f"{path}.{key}")
-    total = _count(spec, "totalPartitions", path, minimum=1)
-    size = _count(spec, "partitionSize", path, minimum=1)
+    total = int32_count(spec, "totalPartitions", path, minimum=1)
+    size = int32_count(spec, "partitionSize", path, minimum=1)
     if replicas != total * size:
         raise InputError(f"replicas ({replicas}) must equal totalPartitions x partitionSize "
                          f"({total * size})", field=path)
-    return Partitions(total, size, _count(spec, "minPartitions", path),
+    return Partitions(total, size, int32_count(spec, "minPartitions", path),
                       parse_network_topology(spec.get("networkTopology"),
                                              f"{path}.networkTopology"))
 
@@ -191,7 +178,7 @@ def _task_minimum(item: Mapping[str, Any], path: str, replicas: int,
     if item.get("minAvailable") is None:
         minimum = replicas if from_parts is None else from_parts
     else:
-        minimum = _count(item, "minAvailable", path)
+        minimum = int32_count(item, "minAvailable", path)
         if from_parts is not None and minimum != from_parts:
             raise InputError(f"must equal minPartitions x partitionSize ({from_parts}), not "
                              f"{minimum}", field=f"{path}.minAvailable")
@@ -205,7 +192,7 @@ def _parse_task(item: Mapping[str, Any], path: str, index: int,
                 warnings: list[str]) -> Task:
     name = as_str(item.get("name"), f"{path}.name") or f"{DEFAULT_TASK}{index}"
     check_name(name, f"{path}.name", names.dns1123_label, "task name")
-    replicas = _count(item, "replicas", path)
+    replicas = int32_count(item, "replicas", path)
     parts = _partitions(item.get("partitionPolicy"), f"{path}.partitionPolicy", replicas)
     if item.get("template") is None:
         raise InputError("is required", field=f"{path}.template")
@@ -241,7 +228,7 @@ def _job_minimum(spec: Mapping[str, Any], tasks: Sequence[Task]) -> int:
     if total > MAX_PODS:
         raise InputError(f"would create {total:,} pods; gangsched reads at most "
                          f"{MAX_PODS:,} per Job", field="spec.tasks")
-    minimum = _count(spec, "minAvailable", "spec") or sum(t.min_available for t in tasks)
+    minimum = int32_count(spec, "minAvailable", "spec") or sum(t.min_available for t in tasks)
     if minimum > total:
         raise InputError(f"minAvailable ({minimum}) is greater than the tasks' {total} "
                          "replicas", field="spec.minAvailable")
