@@ -248,7 +248,7 @@ class about:
 
 # -- label requirements and selectors --------------------------------------------------
 
-_INT64 = re.compile(r"[+-]?\d+")
+_INT64 = re.compile(r"[+-]?[0-9]{1,19}")  # int64; bounded before int() parses it
 
 
 def _check_values(op: SelectorOp, values: tuple[str, ...], field: str) -> None:

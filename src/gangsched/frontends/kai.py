@@ -595,7 +595,7 @@ def _min_member_override(obj: Mapping[str, Any], origin: Origin) -> int | None:
     if not isinstance(annotations, Mapping) or MIN_MEMBER_ANNOTATION not in annotations:
         return None
     raw = annotations[MIN_MEMBER_ANNOTATION]
-    if isinstance(raw, str) and re.fullmatch(r"\+?[0-9]+", raw) and int(raw) <= INT32_MAX:
+    if isinstance(raw, str) and re.fullmatch(r"\+?[0-9]{1,10}", raw) and int(raw) <= INT32_MAX:
         return int(raw)
     raise origin.error(f"invalid min-member value {raw!r}: must be an integer from 0 to "
                        f"{INT32_MAX}", f"metadata.annotations.{MIN_MEMBER_ANNOTATION}")

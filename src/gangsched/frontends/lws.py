@@ -60,6 +60,7 @@ the annotations' values valid label keys; messages as LWS words them.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -211,7 +212,7 @@ def _rollout(spec: Mapping[str, Any], replicas: int) -> None:
         raw = conf.get(key, default)
         where = f"{conf_path}.{key}"
         if isinstance(raw, str):
-            if not raw.endswith("%") or not raw[:-1].isdigit():
+            if not re.fullmatch(r"[0-9]{1,10}%", raw):
                 raise InputError(f"a valid percent string must be a numeric string followed "
                                  f"by an ending '%', not {raw!r}", field=where)
             percent = int(raw[:-1])
@@ -420,6 +421,17 @@ def _leader(pod: Pod) -> bool:
     return pod.labels.get(WORKER_INDEX, "0") == "0"
 
 
+def _worker_index(pod: Pod) -> int:
+    """The pod's ``worker-index`` label (absent: 0, the leader); a value that is no index
+    is an error naming the pod and the label."""
+    raw = pod.labels.get(WORKER_INDEX, "0")
+    if not re.fullmatch(r"[0-9]{1,9}", raw):
+        raise InputError(f"must be a worker index (0, 1, ...), not {raw!r}",
+                         obj=f"Pod/{pod.namespace}/{pod.name}",
+                         field=f"metadata.labels.{WORKER_INDEX}")
+    return int(raw)
+
+
 def group_tree(lws: LeaderWorkerSet, g: int, pods: Sequence[Pod], nodes: Mapping[str, Node]
                ) -> Group | None:
     """The gang of group ``g`` over its pods (bound ones pin and are left out); None when
@@ -447,7 +459,7 @@ def group_tree(lws: LeaderWorkerSet, g: int, pods: Sequence[Pod], nodes: Mapping
     else:
         by_index: dict[int | None, list[Pod]] = {}
         for pod in pods:
-            index = lws.subgroup_of(int(pod.labels.get(WORKER_INDEX, "0")))
+            index = lws.subgroup_of(_worker_index(pod))
             by_index.setdefault(index, []).append(pod)
         sub_set = exclusive_set(lws.namespace, SUBGROUP_KEY)
         for index in sorted(by_index, key=lambda i: -1 if i is None else i):
@@ -541,7 +553,7 @@ def _bound_claims(lws: LeaderWorkerSet, g: int, bound: Sequence[Pod]
         claims: list[Claim] = []
         if lws.exclusive:
             claims.append((exclusive_set(lws.namespace, GROUP_KEY), lws.exclusive, root))
-        index = lws.subgroup_of(int(pod.labels.get(WORKER_INDEX, "0")))
+        index = lws.subgroup_of(_worker_index(pod))
         if lws.subgroup_exclusive and index is not None:
             claims.append((exclusive_set(lws.namespace, SUBGROUP_KEY), lws.subgroup_exclusive,
                            f"{root}/subgroup-{index}"))
