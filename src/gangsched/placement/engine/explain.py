@@ -113,14 +113,10 @@ class Notes:
             return  # the group's own search left a more precise note
         if self._failure(node, seen):
             return
-        lo, hi, sel = (seen[0].lo, seen[0].hi, seen[0].sel) if seen else (
-            0, self.state.n_nodes, None)
+        lo, hi, sel = self._scope(seen)
         for con, held in self.owners.get(node.path, {}).items():
             mine = self._held_in(node, con, self._scope_values(con.key, lo, hi, sel), held)
-            if mine:
-                noun = level_noun(con.key)
-                self.text[node.path] += (f"; {plural(len(mine), noun)} held exclusively by "
-                                         f"other groups of its set ({_listed(mine)})")
+            self.text[node.path] += _held_clause(mine, con.key)
 
     def _failure(self, node: TreeNode, seen: list[Seen]) -> bool:
         """Write the node's note; True when it says every domain is held by other owners
@@ -163,8 +159,7 @@ class Notes:
         """No domain to count: when other owners hold every domain of one of the node's
         exclusive keys in its scope, say so (True); else "no domain" (``wider``: only
         replace a note that says so of fewer domains)."""
-        lo, hi, sel = (seen[0].lo, seen[0].hi, seen[0].sel) if seen else (
-            0, self.state.n_nodes, None)
+        lo, hi, sel = self._scope(seen)
         whole = lo == 0 and hi == self.state.n_nodes and sel is None
         for con, held in self.owners.get(node.path, {}).items():
             values = self._scope_values(con.key, lo, hi, sel)
@@ -173,6 +168,10 @@ class Notes:
         if not wider:
             self.text[node.path] = f"{node.name}: needs {self.need_text(node)}; no domain"
         return False
+
+    def _scope(self, seen: list[Seen]) -> tuple[int, int, np.ndarray | None]:
+        """The node's scope as its first tier saw it (none seen: the whole cluster)."""
+        return (seen[0].lo, seen[0].hi, seen[0].sel) if seen else (0, self.state.n_nodes, None)
 
     def _held_everywhere(self, node: TreeNode, con: Constraint, values: list[str],
                          held: set[str], whole: bool) -> bool:
@@ -249,10 +248,7 @@ class Notes:
         j = int(np.argmax(masked))
         self.text[node.path] = (f"{node.name}: needs {need} inside one {noun}; the best "
                                 f"{noun} ({xl.values[j]}) holds {int(min(masked[j], BIG))}")
-        mine = self._held_in(node, con, values, held)
-        if mine:
-            self.text[node.path] += (f"; {plural(len(mine), noun)} held exclusively by "
-                                     f"other groups of its set ({_listed(mine)})")
+        self.text[node.path] += _held_clause(self._held_in(node, con, values, held), con.key)
 
     # -- counting what fits -------------------------------------------------------------
 
@@ -366,6 +362,15 @@ def _usable(tier: Seen) -> np.ndarray:
     """Domains of the tier whose room counts: labelled, and held by no other owner."""
     assert tier.valid is not None
     return tier.valid if tier.held is None else tier.valid & ~tier.held
+
+
+def _held_clause(mine: list[str], key: str) -> str:
+    """``; N <domains> held exclusively by other groups of its set (...)``, or "" when
+    ``mine`` (the held domains, each with its holder) is empty."""
+    if not mine:
+        return ""
+    return (f"; {plural(len(mine), level_noun(key))} held exclusively by other groups of its "
+            f"set ({_listed(mine)})")
 
 
 def _listed(items: list[str], most: int = 5) -> str:
