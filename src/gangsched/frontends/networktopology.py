@@ -32,7 +32,7 @@ As Volcano's scheduler reads them (volcano-sh/volcano at ed72c7c, 2026-08):
 non-host level: tier 1 is the narrowest (e.g. rack), tier 2 the next wider (block) and so
 on; a tier beyond the widest level constrains nothing (the whole cluster is one domain).
 A ``highestTierName`` cannot be resolved without HyperNodes: a warning, no constraint.
-When the nodes have no level but the hostname either, a tier names no domain: a warning
+When the nodes have no topology level beyond the hostname, a tier names no domain: a warning
 (naming the file, the object and the ``networkTopology`` field), no constraint. The
 PodGroup, the Volcano Job and Kthena's ModelServing all go through :class:`Tiers`, so they
 warn alike.

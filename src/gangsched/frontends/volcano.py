@@ -565,6 +565,7 @@ __all__ = [
     "add_gangs",
     "build",
     "build_workload",
+    "int32_count",
     "members_by_group",
     "parse_podgroup",
     "task_minimums",
