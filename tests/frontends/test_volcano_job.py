@@ -268,6 +268,9 @@ INVALID = [
     (_partition(totalPartitions=2, partitionSize=2, minPartitions=3),
      "spec.tasks[1].minAvailable", "greater than replicas (4)"),
     (_set("metadata.name", "a" * 64), "metadata.name", "63"),
+    # the longest pod name counts: <54 a's>-worker-10 has 64 characters, -worker-1 only 63
+    (lambda obj: (_set("metadata.name", "a" * 54)(obj), _set("spec.tasks.1.replicas", 11)(obj)),
+     "spec.tasks[1].name", "-worker-10'"),
 ]
 
 

@@ -215,7 +215,8 @@ def _parse_tasks(value: object, job: str, warnings: list[str]) -> tuple[Task, ..
         task = _parse_task(item, path, i, warnings)
         if any(t.name == task.name for t in tasks):
             raise InputError(f"duplicate task name {task.name!r}", field=f"{path}.name")
-        pod = f"{job}-{task.name}-{i}"  # the webhook's check (validateK8sPodNameLength)
+        # the webhook's check (validateK8sPodNameLength), on the longest name it creates
+        pod = f"{job}-{task.name}-{max(task.replicas - 1, 0)}"
         check_name(pod, f"{path}.name", names.qualified_name, "pod name")
         tasks.append(task)
     if not tasks:
