@@ -239,3 +239,16 @@ def test_the_scheduler_runs_on_the_kube_backend() -> None:
     again.run_cycle()
     assert len(binds) == 3
     assert [u.state.value for u in again.units.values()] == ["admitted"]
+
+
+def test_deltas_applied_without_assembling_build_the_trees_once_asked() -> None:
+    backend, _, rec = make_backend()
+    backend.apply([d(NODES, node_obj("n1"))], assemble=False)
+    backend.apply(gang_deltas("g", 2), assemble=False)
+    assert backend.workloads() == [] and backend.nodes() == []
+    assert ("WorkloadAdded", "default/g") not in rec.events
+    backend.apply([])  # the first lists are all in: one assembly
+    (w,) = backend.workloads()
+    assert sorted(w.pods) == ["default/g-0", "default/g-1"]
+    assert ("WorkloadAdded", "default/g") in rec.take()
+    assert [n.name for n in backend.nodes()] == ["n1"]

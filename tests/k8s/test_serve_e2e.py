@@ -4,6 +4,7 @@ gang's reason, PodGroup status, probes and metrics, restart without double bindi
 
 from __future__ import annotations
 
+import gc
 import ssl
 import urllib.request
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import NEEDS_CLIENT
 from k8s_helpers import (
+    Replica,
     binds_per_uid,
     bound_count,
     create_all,
@@ -187,3 +189,29 @@ def test_restarted_scheduler_rebuilds_its_state_and_never_binds_twice(
     assert len(binds_per_uid(store)) == 16
     for i in range(5):
         assert bound_count(store, f"g{i}")[0] in (0, 4)
+
+
+def test_the_collector_is_off_while_syncing_and_back_on_for_leader_and_standby(
+        server: TestAPIServer, kubeconfig: Path) -> None:
+    """serve turns the garbage collector off while its first lists fill the caches; it
+    must come back on once the leader has built its scheduler, on a standby once its
+    caches are synced, and when serve stops."""
+    store = server.store
+    create_all(store, rack_nodes(racks=2, per_rack=2, cpu="2"))
+    create_all(store, gang("g0", 4, "1"))
+    assert gc.isenabled()
+    leader = start_replica(fast_config(kubeconfig))
+    standby: Replica | None = None
+    try:
+        wait_for(lambda: bound_count(store, "g0") == (4, 4), 10, what="the gang bound")
+        assert leader.server.scheduler is not None and gc.isenabled()
+        standby = start_replica(fast_config(kubeconfig))  # turns it off for the process
+        wait_for(lambda: standby is not None and standby.server.ready, 10,
+                 what="the standby synced")
+        wait_for(gc.isenabled, 5, what="the collector back on while the standby waits")
+        assert not standby.server.leading() and standby.server.scheduler is None
+    finally:
+        if standby is not None:
+            standby.stop()
+        leader.stop()
+    assert gc.isenabled()

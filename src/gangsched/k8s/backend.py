@@ -131,7 +131,10 @@ class ClusterView:
 
     # -- applying deltas ------------------------------------------------------------------
 
-    def apply(self, deltas: Iterable[Delta]) -> ViewChanges:
+    def apply(self, deltas: Iterable[Delta], assemble: bool = True) -> ViewChanges:
+        """Take in watch deltas; ``assemble``: rebuild the gang trees and nodes now if
+        anything they are made of changed (else later: while the first lists are still
+        coming in, one assembly at the end does what one per list would)."""
         out = ViewChanges()
         pod_events: list[tuple[str, str]] = []
         node_events: list[tuple[str, str]] = []
@@ -142,7 +145,7 @@ class ClusterView:
                 self._node(d)
             else:
                 self._object(d)
-        if self._dirty:
+        if self._dirty and assemble:
             node_events, wl_events = self._assemble()
             out.events.extend(node_events)
             out.events.extend(wl_events)
@@ -672,10 +675,11 @@ class KubeBackend:
 
     # -- driving --------------------------------------------------------------------------
 
-    def apply(self, deltas: Iterable[Delta]) -> ViewChanges:
+    def apply(self, deltas: Iterable[Delta], assemble: bool = True) -> ViewChanges:
         """Apply watch deltas and tell subscribers what changed. Pods the API shows
-        bound after a bind we reported failed (and rolled back) are deleted."""
-        changes = self.view.apply(deltas)
+        bound after a bind we reported failed (and rolled back) are deleted.
+        ``assemble``: as :meth:`ClusterView.apply`."""
+        changes = self.view.apply(deltas, assemble)
         for pod in changes.stray:
             log.warning("deleting %s: bound to %s by a bind reported failed (its gang was "
                         "rolled back)", pod.key, pod.node_name, extra={"pod": pod.key})
