@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from typing import Any
 
 import pytest
@@ -21,7 +22,7 @@ from gangsched.api.objects import (
     parse_tolerations,
     pod_requests,
 )
-from gangsched.api.types import Node, Taint
+from gangsched.api.types import Node, Pod, Taint
 
 Gi = 1024**3
 
@@ -941,3 +942,11 @@ def test_the_plain_paths_read_as_the_long_way(monkeypatch: pytest.MonkeyPatch) -
             assert fast == slow, (name, obj)
             seen["error" if fast.startswith("error") else "value"] += 1
     assert seen["value"] > 300 and seen["error"] > 300
+
+
+def test_pod_on_node_is_the_same_pod_bound_elsewhere_and_leaves_the_original() -> None:
+    pod = Pod("p", labels={"a": "b"}, requests={"cpu": 100}, uid="u1")
+    bound = pod.on_node("n1")
+    assert bound == dataclasses.replace(pod, node_name="n1")
+    assert pod.node_name is None and bound is not pod
+    assert bound.on_node(None) == pod

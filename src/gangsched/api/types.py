@@ -169,3 +169,11 @@ class Pod:
     @property
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
+
+    def on_node(self, node_name: str | None) -> Pod:
+        """This pod bound to ``node_name`` (None: unbound): a shallow copy, as
+        ``dataclasses.replace`` makes, in a quarter of its time (it runs once per bind)."""
+        pod = object.__new__(type(self))
+        pod.__dict__.update(self.__dict__)
+        pod.node_name = node_name
+        return pod

@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
 from gangsched.api.errors import InputError
@@ -231,7 +231,7 @@ class ClusterView:
                     log.error("pod %s was bound to %s, not %s as we bound it", key,
                               pod.node_name, assumed.node, extra={"pod": key})
             else:
-                pod = replace(pod, node_name=assumed.node)
+                pod = pod.on_node(assumed.node)
         suspect = self._suspect.get(key)
         if suspect is not None and pod.node_name and suspect.uid in (None, pod.uid) \
                 and key not in self._assumed:
@@ -260,7 +260,7 @@ class ClusterView:
         if pod.scheduler_name == self.scheduler_name:
             if reused and key in self._ours:
                 return  # a bind or a status change: the tree's input is the same
-            spec = replace(pod, node_name=None)
+            spec = pod.on_node(None)
             if self._ours.get(key) != spec:
                 self._ours[key] = spec
                 self._dirty = True
@@ -283,7 +283,7 @@ class ClusterView:
             spec = obj.get("spec")
             node = spec.get("nodeName") if _mapping(spec) else None
             pod: Pod | None = cached.pod if cached.pod.node_name == (node or None) \
-                else replace(cached.pod, node_name=node or None)
+                else cached.pod.on_node(node or None)
         else:
             inputs = self._parse(PODS, key, obj)
             pod = inputs.pods[0] if inputs is not None and inputs.pods else None
@@ -304,7 +304,7 @@ class ClusterView:
         pod = self.pods[key]
         self._assumed[key] = _Assumed(pod.uid, node)
         self._suspect.pop(key, None)
-        self.pods[key] = replace(pod, node_name=node)
+        self.pods[key] = pod.on_node(node)
 
     def unassume(self, key: str) -> str | None:
         """A bind we assumed failed: the pod is unbound again, unless the API showed it
@@ -313,7 +313,7 @@ class ClusterView:
         if pod is None:
             return None
         if self._assumed.pop(key, None) is not None:
-            self.pods[key] = replace(pod, node_name=None)
+            self.pods[key] = pod.on_node(None)
             return None
         return pod.node_name
 

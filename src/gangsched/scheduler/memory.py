@@ -82,7 +82,7 @@ class InMemoryBackend:
             raise BindError(f"node {node_name} is not schedulable")
         if self.fail_binds is not None and self.fail_binds(pod_key, node_name):
             raise BindError(f"bind of {pod_key} to {node_name} failed (injected)")
-        self._pods[pod_key] = replace(pod, node_name=node_name)
+        self._pods[pod_key] = pod.on_node(node_name)
         self._on_node[node_name].add(pod_key)
         self.bind_count += 1
         self._emit("PodBound", pod_key)
@@ -119,7 +119,7 @@ class InMemoryBackend:
                 if self._owner.get(key, workload.name) != workload.name:
                     raise ValueError(f"pod {key} already belongs to {self._owner[key]}")
                 continue
-            self._pods[key] = replace(pod, node_name=None)
+            self._pods[key] = pod.on_node(None)
             self._owner[key] = workload.name
             owned[key] = None
             added.append(key)
@@ -194,7 +194,7 @@ class InMemoryBackend:
         self._emit("PodDeleted", key)
         wl = self._workloads.get(owner) if owner is not None else None
         if recreate and wl is not None and key in wl.pods:
-            self._pods[key] = replace(pod, node_name=None)
+            self._pods[key] = pod.on_node(None)
             self._emit("PodAdded", key)
         else:
             self._owner.pop(key, None)
