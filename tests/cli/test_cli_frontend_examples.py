@@ -71,3 +71,16 @@ def test_validate_reports_a_dangling_parent_in_one_line(run: Run, tmp_path: Path
     (line,) = result.stderr.strip().splitlines()
     assert f"{bad}[doc 1]: PodGroup/disagg-llm: spec.subGroups[2].parent: parent prefil of " \
         "prefill-1 was not found" in line
+
+
+def test_tree_of_an_invalid_workload_shows_it_and_exits_1(run: Run, tmp_path: Path) -> None:
+    text = (EXAMPLES / "kai-podgroup.yaml").read_text().replace(
+        "requiredTopologyLevel: block", "requiredTopologyLevel: row")
+    bad = tmp_path / "kai.yaml"
+    bad.write_text(text)
+    result = run("translate", "-o", "tree", CLUSTER, bad)
+    assert result.exit_code == 1
+    assert result.stdout.startswith(f"PodGroup team-a/disagg-llm  invalid: {bad}[doc 1]")
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    assert "spec.topologyConstraint.requiredTopologyLevel" in lines[0]

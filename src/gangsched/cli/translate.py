@@ -23,6 +23,7 @@ from gangsched.cli.common import (
     PathsArgument,
     RecursiveOption,
     SelectorOption,
+    error,
     input_files,
     load_inputs,
     warn,
@@ -84,7 +85,8 @@ def translate_cmd(
     ignore_unknown: IgnoreUnknownOption = False,
 ) -> None:
     """Print the PodGroups and Pods Kthena's controller creates for each ModelServing
-    (-o tree: the gang tree of every workload, whatever its kind)."""
+    (-o tree: the gang tree of every workload, whatever its kind; exit 1 when one is
+    invalid, after the tree)."""
     scope = Scope.of(namespace, all_namespaces, selector)
     if output is Format.tree:
         from gangsched.cli.tree import render_tree
@@ -93,7 +95,13 @@ def translate_cmd(
         inputs = load_inputs(input_files(paths, files, recursive), ignore_unknown)
         plan = assemble(inputs)
         scope.index(inputs)
-        typer.echo(render_tree(plan, scope.workloads(plan.workloads)), nl=False)
+        shown = scope.workloads(plan.workloads)
+        typer.echo(render_tree(plan, shown), nl=False)
+        invalid = [w for w in shown if w.invalid]
+        if invalid:  # shown as invalid, and the exit status says it (as place does)
+            more = f" (and {len(invalid) - 1} more invalid workloads)" if len(invalid) > 1 else ""
+            error(f"{invalid[0].invalid}{more}")
+            raise typer.Exit(1)
         return
     objects = translated(input_files(paths, files, recursive), ignore_unknown, scope)
     typer.echo(render(objects, output), nl=False)
