@@ -424,18 +424,20 @@ def _counts(unit: TreeNode, sets: dict[str, dict[str, str]]
     """Per node of the unit: (pods placed, children satisfied, satisfied), from its pods
     per set (minimum and extras)."""
     out: dict[str, tuple[int, int, bool]] = {}
-
-    def visit(node: TreeNode) -> tuple[int, bool]:
-        if isinstance(node, PodSet):
-            n = len(sets.get(node.path, {}))
-            out[node.path] = (n, 0, n >= node.min_pods)
-            return n, n >= node.min_pods
-        kids = [visit(c) for c in node.children]
-        placed = sum(n for n, _ in kids)
-        sat = sum(1 for n, ok in kids if ok and n)
-        ok = sat >= node.min_groups and placed >= node.min_pods
-        out[node.path] = (placed, sat, ok)
-        return placed, ok
-
-    visit(unit)
+    _count(unit, sets, out)
     return out
+
+
+def _count(node: TreeNode, sets: dict[str, dict[str, str]],
+           out: dict[str, tuple[int, int, bool]]) -> tuple[int, bool]:
+    # a module function: a closure calling itself is a reference cycle on every call
+    if isinstance(node, PodSet):
+        n = len(sets.get(node.path, {}))
+        out[node.path] = (n, 0, n >= node.min_pods)
+        return n, n >= node.min_pods
+    kids = [_count(c, sets, out) for c in node.children]
+    placed = sum(n for n, _ in kids)
+    sat = sum(1 for n, ok in kids if ok and n)
+    ok = sat >= node.min_groups and placed >= node.min_pods
+    out[node.path] = (placed, sat, ok)
+    return placed, ok

@@ -114,19 +114,22 @@ def claims_of(root: TreeNode) -> dict[str, tuple[Claim, ...]]:
     """PodSet path -> the claims its pods carry: one per exclusive constraint on the set
     or any group above it (empty sets left out)."""
     out: dict[str, tuple[Claim, ...]] = {}
-
-    def visit(node: TreeNode, above: tuple[Claim, ...]) -> None:
-        here = above + tuple((c.exclusive, c.key, node.path) for c in node.topology
-                             if c.exclusive is not None)
-        if isinstance(node, PodSet):
-            if here:
-                out[node.path] = here
-            return
-        for child in node.children:
-            visit(child, here)
-
-    visit(root, ())
+    _claims(root, (), out)
     return out
+
+
+def _claims(node: TreeNode, above: tuple[Claim, ...], out: dict[str, tuple[Claim, ...]]
+            ) -> None:
+    # a module function, not a closure calling itself: that closure would be a reference
+    # cycle, garbage only the cyclic collector frees, on every call (once per bind)
+    here = above + tuple((c.exclusive, c.key, node.path) for c in node.topology
+                         if c.exclusive is not None)
+    if isinstance(node, PodSet):
+        if here:
+            out[node.path] = here
+        return
+    for child in node.children:
+        _claims(child, here, out)
 
 
 def preferred_key(node: TreeNode) -> str | None:

@@ -66,20 +66,21 @@ def broken_all_groups(node: TreeNode, sets: Sets) -> list[Group]:
     """The outermost ``all`` groups that hold bound pods but no longer meet their
     minimum: what is left of them is useless and goes (KEP-5710 disruption mode)."""
     out: list[Group] = []
-
-    def visit(n: TreeNode) -> None:
-        if not isinstance(n, Group):
-            return
-        if n.disruption == "all":
-            placed, ok = _eval(n, sets)
-            if placed and not ok:
-                out.append(n)
-                return
-        for c in n.children:
-            visit(c)
-
-    visit(node)
+    _broken(node, sets, out)
     return out
+
+
+def _broken(n: TreeNode, sets: Sets, out: list[Group]) -> None:
+    # a module function: a closure calling itself is a reference cycle on every call
+    if not isinstance(n, Group):
+        return
+    if n.disruption == "all":
+        placed, ok = _eval(n, sets)
+        if placed and not ok:
+            out.append(n)
+            return
+    for c in n.children:
+        _broken(c, sets, out)
 
 
 # -- residual trees ---------------------------------------------------------------------

@@ -9,7 +9,7 @@ static cluster facts the measures need (topology domains, capacities).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -77,6 +77,21 @@ class Geometry:
         return -1
 
 
+def _evaluate(node: TreeNode, counts: Sequence[int], idx: dict[int, int]) -> tuple[int, bool]:
+    """(pods placed, satisfied) of ``node`` given the pods placed of each set (``counts``,
+    by position ``idx[id(set)]``); a module function: a closure calling itself would be a
+    reference cycle on every call."""
+    if isinstance(node, PodSet):
+        n = counts[idx[id(node)]]
+        return n, n >= node.min_pods
+    placed = sat = 0
+    for c in node.children:
+        p, ok = _evaluate(c, counts, idx)
+        placed += p
+        sat += ok
+    return placed, sat >= node.min_groups and placed >= node.min_pods
+
+
 @dataclass(eq=False)
 class Tracked:
     """One true gang of the trace."""
@@ -107,20 +122,8 @@ class Tracked:
 
     def satisfied(self) -> bool:
         idx = {id(ps): i for i, ps in enumerate(self.sets)}
-        counts = self.counts
-
-        def ev(node: TreeNode) -> tuple[int, bool]:
-            if isinstance(node, PodSet):
-                n = counts[idx[id(node)]]
-                return n, n >= node.min_pods
-            placed = sat = 0
-            for c in node.children:
-                p, ok = ev(c)
-                placed += p
-                sat += ok
-            return placed, sat >= node.min_groups and placed >= node.min_pods
-
-        return ev(self.tree)[1] and bool(self.pods)  # admitted means holding something
+        # admitted means holding something
+        return _evaluate(self.tree, self.counts, idx)[1] and bool(self.pods)
 
     def topology_holds(self, geo: Geometry) -> bool:
         """Every required constraint: the pods below it on nodes sharing one value of its

@@ -57,6 +57,19 @@ class Demand:
     count: int
 
 
+
+def _group_caps(node: TreeNode, caps: GroupCaps, out: dict[str, GroupCaps]) -> None:
+    """Per pod set under ``node``: the per-node caps of the groups above it (a module
+    function: a closure calling itself would be a reference cycle holding the Facts)."""
+    if isinstance(node, PodSet):
+        if caps:
+            out[node.path] = caps
+        return
+    if node.max_pods_per_node is not None:
+        caps = (*caps, (node.path + "/", node.max_pods_per_node, node))
+    for child in node.children:
+        _group_caps(child, caps, out)
+
 class Facts:
     """Read-only facts about ``unit`` on ``state``, computed lazily and cached."""
 
@@ -85,18 +98,7 @@ class Facts:
         # extended resources (GPUs) some set of the unit asks for
         self.scarce: list[int] = [r for r in asked if state.resources[r] not in _COMMON]
         self.group_caps: dict[str, GroupCaps] = {}  # set path -> caps of the groups above it
-
-        def visit(node: TreeNode, caps: GroupCaps) -> None:
-            if isinstance(node, PodSet):
-                if caps:
-                    self.group_caps[node.path] = caps
-                return
-            if node.max_pods_per_node is not None:
-                caps = (*caps, (node.path + "/", node.max_pods_per_node, node))
-            for child in node.children:
-                visit(child, caps)
-
-        visit(unit, ())
+        _group_caps(unit, (), self.group_caps)
         self.claims: dict[str, tuple[Claim, ...]] = claims_of(unit)  # set path -> claims
         self._values: dict[int, np.ndarray] = {}
 

@@ -23,8 +23,9 @@ failed deeper (backtracking), dry runs for scoring, and all dry runs together.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -234,7 +235,9 @@ class Search:
         extras_first = self.opts.extras_first
         most = 0  # most children satisfied together in this domain
 
-        def dfs(pos: int, sat: int) -> bool:
+        # dfs gets itself as ``again``: a closure naming itself would be a reference cycle,
+        # leaving this search's placements to the cyclic collector after every call
+        def dfs(pos: int, sat: int, again: Callable[[int, int, Any], bool]) -> bool:
             nonlocal most
             most = max(most, sat)
             if sat >= need:
@@ -248,15 +251,16 @@ class Search:
                 res.kids[i] = r
                 if extras_first:
                     grow(self, r, facts.size(child))
-                if dfs(pos + 1, sat + 1):
+                if again(pos + 1, sat + 1, again):
                     return True
                 del res.kids[i]
             txn.rollback_to(m)
             if len(order) - pos - 1 < need - sat:
                 return False
-            return dfs(pos + 1, sat)  # leave this child out; it may come back as an extra
+            # leave this child out; it may come back as an extra
+            return again(pos + 1, sat, again)
 
-        if not dfs(0, 0):
+        if not dfs(0, 0, dfs):
             self.notes.group(g, c, most)
             return None
         res.placed = sum(r.placed for r in res.kids.values())
