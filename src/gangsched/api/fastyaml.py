@@ -21,6 +21,7 @@ on a corpus and on random mutations of manifests.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
 from collections.abc import Callable
@@ -74,9 +75,39 @@ MAX_LINE = 4096  # longer lines go to the reference parser
 MAX_COMPILED_LINES = 2000  # documents longer than this are never compiled
 _CACHE_LIMIT = 200_000
 
+MAX_INT_DIGITS = 4300
+"""Longest integer read, in decimal digits: Python's limit on converting between an int
+and its text (``sys.get_int_max_str_digits()``), past which reading it, or any message
+naming it, fails. No Kubernetes field holds more than 20."""
+_MAX_INT_BITS = 14_283  # 2**14283 < 10**4300: an int this wide has at most 4300 digits
+
+
+def construct_int(constructor: Any, node: yaml.ScalarNode) -> int:
+    """``SafeConstructor``'s int, or a ``ConstructorError`` at the node for an integer of
+    more than :data:`MAX_INT_DIGITS` digits (in any base: a short hexadecimal or base-60
+    text can make a wide value), refused before any work on its digits."""
+    text = node.value
+    value = None
+    if len(text) - text.count("_") <= MAX_INT_DIGITS + 2:  # a sign and a 0x prefix
+        with contextlib.suppress(ValueError):  # more decimal digits than Python reads
+            value = yaml.constructor.SafeConstructor.construct_yaml_int(constructor, node)
+    if value is None or value.bit_length() > _MAX_INT_BITS:
+        raise yaml.constructor.ConstructorError(
+            None, None, f"integer too large (more than {MAX_INT_DIGITS} digits)",
+            node.start_mark)
+    return value
+
+
+def _int(node: yaml.ScalarNode) -> int:
+    try:
+        return construct_int(_constructor, node)
+    except yaml.constructor.ConstructorError:
+        raise _Bail from None  # the reference parser reports it, with its line
+
+
 _constructor = yaml.constructor.SafeConstructor()
 _BUILDERS = {
-    "tag:yaml.org,2002:int": _constructor.construct_yaml_int,
+    "tag:yaml.org,2002:int": _int,
     "tag:yaml.org,2002:float": _constructor.construct_yaml_float,
     "tag:yaml.org,2002:bool": _constructor.construct_yaml_bool,
     "tag:yaml.org,2002:null": _constructor.construct_yaml_null,

@@ -424,6 +424,10 @@ class _Loader(_BaseLoader):
         return value, size
 
 
+# integers beyond Python's int/text limit: a YAML error at their line, not a ValueError
+_Loader.add_constructor("tag:yaml.org,2002:int", fastyaml.construct_int)
+
+
 # -- plain block YAML: checked per skeleton ---------------------------------------------
 #
 # Documents that api.fastyaml reads with one skeleton (the same lines but for their
