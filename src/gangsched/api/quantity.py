@@ -21,7 +21,8 @@ with apimachinery's quirks kept: the number may be empty (``"+"``, ``"."``, ``"G
 ``"e-10"`` are errors), and an exponent is read as a 64-bit integer, then truncated to 32
 bits. Checked against ``resource.Quantity.UnmarshalJSON`` on 40,000 generated strings. Values above
 :data:`MAX_VALUE` base units are refused here (the API server would cap them at
-``2**63-1``; no real request or capacity comes close).
+``2**63-1``; no real request or capacity comes close), and so are numbers of more than
+:data:`MAX_DIGITS` significant digits (the API server reads them, then rounds to 1n).
 """
 
 from __future__ import annotations
@@ -36,6 +37,11 @@ from gangsched.api.names import qualified_name
 
 MAX_VALUE = 2**62
 """Largest value (in base units) accepted; anything beyond is certainly a typo."""
+
+MAX_DIGITS = 4300
+"""Most significant digits a quantity may have (leading and trailing zeros aside):
+Python's limit on reading an int from its digits (``sys.get_int_max_str_digits()``);
+no real quantity comes close."""
 
 _BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}  # powers of 1024
 _DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
@@ -108,7 +114,10 @@ def _interpret(suffix: str) -> tuple[int, int, bool] | None:
         body = rest[1:] if rest[:1] in "+-" else rest
         if not body or not set(body) <= _DIGITS:
             return None
-        exponent = int(rest)
+        body = body.lstrip("0") or "0"
+        if len(body) > 19:  # beyond int64: not read (int() refuses 4300 digits)
+            return None
+        exponent = -int(body) if rest[0] == "-" else int(body)
         if not -_INT64 <= exponent < _INT64:  # strconv.ParseInt(.., 10, 64)
             return None
         return 10, (exponent + 2**31) % 2**32 - 2**31, True  # then int32(parsed)
@@ -128,6 +137,8 @@ def _parse_text(text: str) -> tuple[Decimal, int] | str:
     if meaning is None:
         return f"unknown suffix {suffix!r}"  # ErrSuffix
     base, exponent, _ = meaning
+    if len((num + denom).strip("0")) > MAX_DIGITS:
+        return f"more than {MAX_DIGITS} significant digits"
     if not num and not denom and not _has_zero(text) and (
         exponent < -9 if base == 10 else exponent >= 50
     ):
@@ -182,7 +193,10 @@ def _ceil_scaled(amount: Decimal, scale: int) -> tuple[int, bool]:
     """``ceil(amount * scale)`` and whether it is exact, from the decimal digits."""
     _, digits, exp = amount.as_tuple()
     assert isinstance(exp, int)
-    mantissa = int("".join(map(str, digits))) * scale
+    text = "".join(map(str, digits))
+    significant = text.rstrip("0")  # at most MAX_DIGITS: int() reads them
+    exp += len(text) - len(significant)
+    mantissa = int(significant or "0") * scale
     if exp >= 0:
         return mantissa * 10**exp, True
     quotient, remainder = divmod(mantissa, 10**-exp)
