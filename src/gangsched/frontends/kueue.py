@@ -73,6 +73,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -666,6 +667,18 @@ def job_pods(job: KueueJob, pods: Sequence[Pod]) -> tuple[list[Pod], list[Pod]]:
     return every, every[len(existing):]
 
 
+def _completion_index(pod: Pod) -> int:
+    """The pod's ``job-completion-index`` label (absent or empty: 0), -1 when it is no
+    index (a label value may be any word; :func:`_bad_index` names such a pod)."""
+    raw = pod.labels.get(COMPLETION_INDEX) or "0"
+    return int(raw) if re.fullmatch(r"[0-9]{1,9}", raw) else -1
+
+
+def _bad_index(pods: Iterable[Pod]) -> Pod | None:
+    """The first of ``pods`` whose completion index label is no index."""
+    return next((p for p in pods if _completion_index(p) < 0), None)
+
+
 def jobset_pods(js: JobSet, pods: Sequence[Pod]) -> tuple[dict[str, list[Pod]], list[Pod]]:
     """(pods per replicated Job in rank order, those created here)."""
     mine = _by_label(pods, js.namespace, JOBSET_NAME_LABEL, js.name)
@@ -681,8 +694,7 @@ def jobset_pods(js: JobSet, pods: Sequence[Pod]) -> tuple[dict[str, list[Pod]], 
             existing = [p for p in mine if p.labels.get(JOB_NAME_LABEL) == job]
             every = _job_pods(js.namespace, job, r.spec, labels, existing)
             created.extend(every[len(existing):])
-            out[r.name].extend(sorted(every, key=lambda p: int(
-                p.labels.get(COMPLETION_INDEX, "0") or 0)))
+            out[r.name].extend(sorted(every, key=_completion_index))
             global_index += 1
     return out, created
 
@@ -866,6 +878,13 @@ def _warn_unmanaged(out: Contribution, kind: str, origin: Origin, name: str,
 
 def build(inputs: Inputs) -> Contribution:
     out = Contribution()
+    found: list[dict[str, Origin]] = []
+
+    def origins() -> dict[str, Origin]:  # where each pod was read: for pod groups, errors
+        if not found:
+            found.append(_pod_origins(inputs))
+        return found[0]
+
     levels = kueue_levels(inputs)
     for job in jobs(inputs):
         every, created = job_pods(job, inputs.pods)
@@ -888,6 +907,13 @@ def build(inputs: Inputs) -> Contribution:
                             [r.spec.request for r in js.replicated])
             continue
         every = [p for r in js.replicated for p in per_job[r.name]]
+        bad = _bad_index(every)
+        if bad is not None:  # its pods cannot be ranked: the JobSet is invalid, not placed
+            out.workloads.append(Workload(js.key, "JobSet", None, invalid=_pod_error(
+                bad, origins(), "must be a completion index (0, 1, ...), not "
+                f"{bad.labels[COMPLETION_INDEX]!r}", f"metadata.labels.{COMPLETION_INDEX}")))
+            out.claimed.update(p.key for p in every)
+            continue
         podsets = []
         for r in js.replicated:
             mine = per_job[r.name]
@@ -897,13 +923,6 @@ def build(inputs: Inputs) -> Contribution:
         out.workloads.append(_workload("JobSet", js.key, js.name, podsets, every, js.origin,
                                        levels, out.warnings))
         out.claimed.update(p.key for p in every)
-    found: list[dict[str, Origin]] = []
-
-    def origins() -> dict[str, Origin]:  # where each pod was read: only for a pod group
-        if not found:
-            found.append(_pod_origins(inputs))
-        return found[0]
-
     groups: dict[tuple[str, str], list[Pod]] = {}
     for pod in inputs.pods:
         name = _group_name(pod)
