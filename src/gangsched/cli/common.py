@@ -57,13 +57,18 @@ def out() -> Console:
     """Console on stdout (created per use, so it follows redirections such as CliRunner).
     Rich leaves colours out when stdout is not a terminal or ``NO_COLOR`` is set."""
     console = Console(highlight=False)
-    if not console.is_terminal:
+    if not console.is_terminal or console.width < 1:
         console.width = PIPE_WIDTH
     return console
 
 
 def err() -> Console:
-    return Console(stderr=True, highlight=False)
+    """Console on stderr. ``COLUMNS=0`` would make rich print nothing at all (an error
+    exit without its line): then it is as wide as a pipe."""
+    console = Console(stderr=True, highlight=False)
+    if console.width < 1:
+        console.width = PIPE_WIDTH
+    return console
 
 
 def plain() -> bool:
