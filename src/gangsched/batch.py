@@ -24,6 +24,11 @@ as one batch:
    position on resumes from the best order's trial state marked there (at most
    :data:`LOOKAHEAD_MARKS` marks a trial), deciding only the rest. The budget: the unit
    decisions of :data:`LOOKAHEAD` whole batches, at most :data:`LOOKAHEAD_DECISIONS`.
+   Workloads of one signature (:func:`_signature`: the same tree but for names) are
+   interchangeable: an order that differs from the best one only by swapping such
+   workloads is not tried, and within a trial a workload like one the trial rejected
+   is rejected without a search (the trial state only loses free capacity), so a batch
+   of many equal workloads that do not all fit costs a few searches a trial.
    **Fragmentation**: when the plain order rejects some workload and the batch asks for
    pods of more than one request, the look-ahead's trials, and then the batch, are
    decided with ``Options.mix`` set to the batch's mix (:func:`batch_mix`: each distinct
@@ -194,6 +199,9 @@ class Lookahead:
         self.weight: list[float] = []  # per workload: its minimum's dominant share
         self.pods: list[int] = []  # per workload: its minimum's pods
         self.biggest: list[float] = []  # per workload: its largest pod's dominant share
+        # per workload: what its decisions depend on (see _signature)
+        self.signature = [_signature(w.tree) if w.tree is not None else None
+                          for w in plan.workloads]
         for w in plan.workloads:
             total, count, biggest = 0.0, 0, 0.0
             if w.tree is not None and not w.waiting:
@@ -218,17 +226,28 @@ class Lookahead:
         resume there."""
         if mark is None:
             start, trial, shares, pods, rejected = 0, self.state.snapshot(), {}, {}, []
+            failed: set[tuple[Any, ...]] = set()
         else:
             trial, shares = mark.state.snapshot(), dict(mark.shares)
             pods, rejected = dict(mark.pods), list(mark.rejected)
+            failed = set(mark.failed)
         marks: dict[int, _Mark] = {}
         for k in range(start, len(order)):
             if every and k % every == 0:
-                marks[k] = _Mark(trial.snapshot(), dict(shares), dict(pods), list(rejected))
+                marks[k] = _Mark(trial.snapshot(), dict(shares), dict(pods), list(rejected),
+                                 set(failed))
             i = order[k]
             w = self.plan.workloads[i]
-            out, _ = decide(w, trial, self.options)
             self.decisions += 1
+            sig = self.signature[i]
+            if sig is not None and sig in failed:
+                # one just like it was rejected in this trial, and the trial state has
+                # only lost free capacity since: rejected too, without a search
+                rejected.append(i)
+                continue
+            out, _ = decide(w, trial, self.options)
+            if sig is not None and not out.admitted and not out.waiting:
+                failed.add(sig)
             if out.admitted:
                 shares[w.priority] = shares.get(w.priority, 0.0) + sum(
                     self.share.get(p, 0.0) for p in out.pods)
@@ -264,11 +283,17 @@ class Lookahead:
             return -round(self.weight[i], 9), -self.pods[i]
 
         marks: dict[int, _Mark] = {}  # the best order's marks
+        # workloads decided alike (one signature, one priority) are interchangeable
+        alike = [(prio[i], sig) if sig is not None else ("workload", i)
+                 for i, sig in enumerate(self.signature)]
 
         def trial(candidate: list[int], start: int = 0) -> bool:
             """Try ``candidate``, which differs from the best order from ``start`` on;
             keep it when it admits more."""
             nonlocal best_value, order, rejected, marks
+            if list(map(alike.__getitem__, candidate[start:])) == list(
+                    map(alike.__getitem__, order[start:])):
+                return False  # the best order up to names: the same value, not tried
             m = start - start % every
             value, rej, new = self.run(candidate, m, marks.get(m), every)
             if value <= best_value:
@@ -320,6 +345,7 @@ class _Mark:
     shares: dict[int, float]  # per priority: dominant shares admitted
     pods: dict[int, int]  # per priority: pods admitted
     rejected: list[int]
+    failed: set[tuple[Any, ...]]  # signatures of the workloads it rejected
 
 
 def _to_front(order: list[int], i: int, prio: list[int]) -> list[int]:
@@ -334,6 +360,29 @@ def _to_back(order: list[int], i: int, prio: list[int]) -> list[int]:
     rest = [j for j in order if j != i]
     at = next((k for k, j in enumerate(rest) if prio[j] < prio[i]), len(rest))
     return [*rest[:at], i, *rest[at:]]
+
+
+def _signature(node: TreeNode) -> tuple[Any, ...] | None:
+    """What the engine's decisions on a tree depend on, its names and paths (and pod
+    names) left out: two trees of one signature are placed alike on one state. The
+    look-ahead's trials use it to reject a workload like one they just rejected without
+    searching again (a trial only ever loses free capacity), which keeps a batch of many
+    equal workloads that do not all fit from searching for each in every trial. None for
+    a tree with exclusive domains or pods already held on nodes: whose they are counts."""
+    cons = node.topology
+    if any(c.exclusive is not None for c in cons) or node.held_per_node:
+        return None
+    if isinstance(node, PodSet):
+        return ("set", len(node.pods), node.min_pods, tuple(sorted(node.requests.items())),
+                node.requirements, cons, node.max_pods_per_node)
+    kids = []
+    for child in node.children:
+        sig = _signature(child)
+        if sig is None:
+            return None
+        kids.append(sig)
+    return ("group", node.min_groups, node.min_pods, cons, node.disruption,
+            node.priority, node.max_pods_per_node, tuple(kids))
 
 
 def decide(w: Workload, state: ClusterState, options: Options

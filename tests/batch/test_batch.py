@@ -3,6 +3,10 @@ extras in fair rounds (issue 14)."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
 from gangsched.batch import place_plan
 from gangsched.cluster.state import ClusterState
 from gangsched.gang import Group
@@ -166,3 +170,52 @@ def test_look_ahead_moves_an_admitted_workload_to_the_back_to_pack_more() -> Non
     out = place_plan(p, state)
     assert [o.admitted for o in out] == [False, True, True, True]
     assert sum(len(o.pods) for o in out) == 8
+
+
+def _counting_searches(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every engine search a batch runs (the look-ahead's trials and the batch itself)."""
+    import gangsched.placement.engine.minimum as minimum
+
+    calls: list[str] = []
+    real = minimum.place
+
+    def counted(unit: Any, *args: Any, **kw: Any) -> Any:
+        calls.append(unit.path)
+        return real(unit, *args, **kw)
+
+    monkeypatch.setattr(minimum, "place", counted)
+    return calls
+
+
+def test_many_equal_workloads_that_do_not_all_fit_are_not_searched_again_and_again(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # 60 serving groups of 2 whole-node pods on 8 nodes: 4 fit. Reordering equal
+    # workloads changes nothing, so the look-ahead tries no such order, and within a
+    # trial one rejection stands for every later workload like it (the trial only ever
+    # loses free capacity): a handful of searches each, not 60 per trial
+    trees = [serving_group(f"sg{i:02d}", prefill=1) for i in range(60)]
+    calls = _counting_searches(monkeypatch)
+    p, state = plan(*trees, hosts=8)
+    out = place_plan(p, state)
+    assert [o.admitted for o in out].count(True) == 4
+    assert all(o.admitted for o in out[:4])  # input order among equals
+    assert all(o.reason for o in out[4:])  # each rejection explained by its own search
+    assert len(calls) < 3 * 60, len(calls)  # 1,400+ before
+    monkeypatch.undo()
+    p, state = plan(*trees, hosts=8)
+    plain = place_plan(p, state, lookahead=0)
+    assert [o.admitted for o in plain] == [o.admitted for o in out]
+    assert [o.pods for o in plain] == [o.pods for o in out]
+
+
+def test_a_minimum_whose_root_asks_no_domain_takes_one_search(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from gangsched.placement.engine import Options, place, place_minimum
+
+    calls = _counting_searches(monkeypatch)
+    unit = serving_group("sg")  # 1 of 3 prefill replicas required: extras to come
+    _, state = plan(unit)
+    d = place_minimum(unit, state, Options(extras=False), commit=False)
+    assert d.admitted and len(d.assignments) == 2 and calls == ["sg"]
+    monkeypatch.undo()
+    assert d == place(unit, state, Options(extras=False), commit=False)

@@ -32,7 +32,10 @@ def place_minimum(unit: TreeNode, state: ClusterState, options: Options, *,
     root's required level the whole unit (``options``) would take."""
     alone = replace(options, extras=False)
     need = minimum_pods(unit)
-    if need == 0 or need >= unit.size:  # no extras to keep room for
+    if need == 0 or need >= unit.size or not unit.topology:
+        # no extras to keep room for; or no domain of the root's to keep it in (a root
+        # without constraints reports none, so the whole unit's dry run could not move
+        # the minimum): one search, not three
         return place(unit, state, alone, commit=commit)
     with unrecorded():  # explain tells of the placement that follows these dry runs
         d = place(unit, state, alone, commit=False)
