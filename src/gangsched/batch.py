@@ -200,7 +200,8 @@ class Lookahead:
         self.pods: list[int] = []  # per workload: its minimum's pods
         self.biggest: list[float] = []  # per workload: its largest pod's dominant share
         # per workload: what its decisions depend on (see _signature)
-        self.signature = [_signature(w.tree) if w.tree is not None else None
+        held = {owner for claims in state.pod_claims.values() for _, _, owner in claims}
+        self.signature = [_signature(w.tree, held) if w.tree is not None else None
                           for w in plan.workloads]
         for w in plan.workloads:
             total, count, biggest = 0.0, 0, 0.0
@@ -362,22 +363,25 @@ def _to_back(order: list[int], i: int, prio: list[int]) -> list[int]:
     return [*rest[:at], i, *rest[at:]]
 
 
-def _signature(node: TreeNode) -> tuple[Any, ...] | None:
+def _signature(node: TreeNode, held: set[str]) -> tuple[Any, ...] | None:
     """What the engine's decisions on a tree depend on, its names and paths (and pod
     names) left out: two trees of one signature are placed alike on one state. The
     look-ahead's trials use it to reject a workload like one they just rejected without
-    searching again (a trial only ever loses free capacity), which keeps a batch of many
-    equal workloads that do not all fit from searching for each in every trial. None for
-    a tree with exclusive domains or pods already held on nodes: whose they are counts."""
+    searching again (a trial only ever loses free capacity, and exclusive domains held
+    by others only grow), which keeps a batch of many equal workloads that do not all
+    fit from searching for each in every trial. None for a tree with pods already running
+    on nodes, or whose exclusive owners already hold domains (``held``: their paths):
+    whose those are counts."""
     cons = node.topology
-    if any(c.exclusive is not None for c in cons) or node.held_per_node:
+    if node.held_per_node or (node.path in held
+                              and any(c.exclusive is not None for c in cons)):
         return None
     if isinstance(node, PodSet):
         return ("set", len(node.pods), node.min_pods, tuple(sorted(node.requests.items())),
                 node.requirements, cons, node.max_pods_per_node)
     kids = []
     for child in node.children:
-        sig = _signature(child)
+        sig = _signature(child, held)
         if sig is None:
             return None
         kids.append(sig)

@@ -9,9 +9,9 @@ import pytest
 
 from gangsched.batch import place_plan
 from gangsched.cluster.state import ClusterState
-from gangsched.gang import Group
+from gangsched.gang import Constraint, Group
 from gangsched.model import Plan, Workload
-from gangsched.testing.builders import GPU, cons, group, levels_of, nodes, podset
+from gangsched.testing.builders import GPU, RACK, cons, group, levels_of, nodes, podset
 
 ONE_RACK = (("zone", 1), ("rack", 1), ("host", 4))  # 4 nodes of 8 GPUs
 
@@ -219,3 +219,28 @@ def test_a_minimum_whose_root_asks_no_domain_takes_one_search(
     assert d.admitted and len(d.assignments) == 2 and calls == ["sg"]
     monkeypatch.undo()
     assert d == place(unit, state, Options(extras=False), commit=False)
+
+
+def test_equal_workloads_owning_their_rack_are_searched_once_per_trial_too(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # 40 one-pod gangs that each own a rack of one exclusive set, on two racks: 2 fit
+    owned = (Constraint(RACK, "required", exclusive="ns/group-key"),)
+    trees = [group(f"g{i:02d}", [podset(f"g{i:02d}/w", 1, gpu=8)], topology=owned)
+             for i in range(40)]
+    calls = _counting_searches(monkeypatch)
+    p, state = racks_plan(*trees)
+    out = place_plan(p, state)
+    assert [o.admitted for o in out].count(True) == 2 and out[0].admitted and out[1].admitted
+    assert len({next(iter(o.pods.values())).rsplit("-h", 1)[0] for o in out[:2]}) == 2
+    assert len(calls) < 3 * 40, len(calls)
+
+
+def test_a_workload_whose_owner_already_holds_a_rack_is_not_taken_for_a_fresh_one() -> None:
+    from gangsched.batch import _signature
+
+    owned = (Constraint(RACK, "required", exclusive="set"),)
+    a = group("a", [podset("a/w", 1, gpu=8)], topology=owned)
+    b = group("b", [podset("b/w", 1, gpu=8)], topology=owned)
+    assert _signature(a, set()) == _signature(b, set()) is not None
+    assert _signature(a, {"a"}) is None  # a's pods already hold a rack: a is not b
+    assert _signature(b, {"a"}) is not None
