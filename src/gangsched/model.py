@@ -41,6 +41,7 @@ class Plan:
     warnings: list[str] = field(default_factory=list)
     # exclusive domains bound pods hold (pod key -> claims), for the cluster state
     claims: dict[str, tuple[Claim, ...]] = field(default_factory=dict)
+    levels_source: str = ""  # where ``levels`` come from, for messages
 
     @property
     def ready(self) -> list[Workload]:

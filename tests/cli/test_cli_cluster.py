@@ -95,16 +95,19 @@ def test_show_levels_from_topology_option_or_well_known_labels(
     path = _nodes_only(run, tmp_path, LEVELS_256)
     inferred = run("cluster", "show", "-f", path)
     assert "256 nodes: 2 zones, 256 hosts" in inferred.stdout
+    assert "(from well-known node labels)" in inferred.stdout.splitlines()[0]
     explicit = run("cluster", "show", "-f", path, "--topology", KEYS)
     assert explicit.exit_code == 0, explicit.output
     assert "2 zones, 4 blocks, 16 racks, 256 hosts" in explicit.stdout
+    assert "(from --topology)" in explicit.stdout.splitlines()[0]
 
 
 def test_topology_object_wins_over_option(run: Run, cluster_256: Path) -> None:
     result = run("cluster", "show", "-f", cluster_256, "--topology", "kubernetes.io/hostname")
     assert result.exit_code == 0, result.output
     assert "2 zones, 4 blocks, 16 racks" in result.stdout
-    assert "--topology ignored" in result.stderr
+    assert "(from --topology)" not in result.stdout.splitlines()[0]
+    assert result.stderr.count("--topology ignored") == 1
 
 
 def test_node_without_rack_label_is_reported_not_dropped(run: Run, tmp_path: Path) -> None:

@@ -25,7 +25,6 @@ from gangsched.cli.common import (
     info,
     input_files,
     out,
-    parse_topology_option,
     plain,
     print_table,
 )
@@ -34,7 +33,6 @@ if TYPE_CHECKING:  # numpy and the cluster model are imported where used (`--hel
     import numpy as np
     from rich.table import Table
 
-    from gangsched.api.loader import Inputs
     from gangsched.cluster.state import ClusterState
     from gangsched.model import Plan
 
@@ -350,12 +348,12 @@ def show(
     workloads in the inputs constrain on placed where they nest."""
     from gangsched.cli.place import load_plan, plan_state
 
-    inputs, plan = load_plan(input_files(paths, files, recursive), ignore_unknown)
+    _, plan = load_plan(input_files(paths, files, recursive), ignore_unknown)
     state = plan_state(plan, topology)
     stats = _stats(state)
     shown = len(stats.levels) if depth is None else min(depth, len(stats.levels))
     keys = " > ".join(lv.key for lv in stats.levels) or "none"
-    _note(f"levels: {keys} (from {_levels_source(inputs, plan, topology, stats)})")
+    _note(f"levels: {keys} (from {_levels_source(plan, topology, stats)})")
     n_domains = sum(len(lv.values) for lv in stats.levels[:shown])
     if n_domains <= MAX_TREE_DOMAINS:
         _print_tree(stats, shown)
@@ -368,21 +366,16 @@ def show(
     _say(summary_line(stats))
 
 
-def _levels_source(inputs: Inputs, plan: Plan, topology: str | None,
-                   stats: _ClusterStats) -> str:
-    """Where the levels come from, as :func:`gangsched.cli.place.plan_chain` takes them,
-    for display."""
+def _levels_source(plan: Plan, topology: str | None, stats: _ClusterStats) -> str:
+    """Where the levels come from (:func:`gangsched.cli.place.plan_levels`), and the keys
+    :func:`gangsched.cli.place.plan_chain` added for the workloads' constraints."""
+    from gangsched.cli.place import plan_levels
     from gangsched.cluster.topology import infer_levels
     from gangsched.gang import constraint_keys
 
-    if inputs.topology_levels is not None:
-        source, fixed = inputs.topology_source or "a Topology object", plan.levels or []
-    elif plan.levels is not None:
-        source, fixed = "Volcano HyperNodes", plan.levels
-    elif topology is not None:
-        source, fixed = "--topology", parse_topology_option(topology)
-    else:
-        source, fixed = "well-known node labels", infer_levels(plan.nodes)
+    fixed, source = plan_levels(plan, topology)
+    if fixed is None:
+        fixed = infer_levels(plan.nodes)
     named = constraint_keys(w.tree for w in plan.workloads)
     added = [lv.key for lv in stats.levels if lv.key in named and lv.key not in fixed]
     return source + (f"; {', '.join(added)} from the workloads' constraints" if added else "")

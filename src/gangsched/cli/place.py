@@ -86,16 +86,15 @@ AllowRejectedOption = Annotated[bool, typer.Option(
 REJECTED_EXIT = 3
 
 
-def plan_levels(plan: Plan, topology_option: str | None) -> list[str] | None:
+def plan_levels(plan: Plan, topology_option: str | None) -> tuple[list[str] | None, str]:
     """Topology levels fixed by the inputs (a Topology object or HyperNodes), else by
-    --topology; None lets the nodes' labels and the workloads' keys decide."""
+    --topology, and where they come from; None lets the nodes' labels (and the
+    workloads' keys) decide."""
     if plan.levels is not None:
-        if topology_option is not None:
-            warn("--topology ignored: the inputs define the topology")
-        return list(plan.levels)
+        return list(plan.levels), plan.levels_source
     if topology_option is not None:
-        return parse_topology_option(topology_option)
-    return None
+        return parse_topology_option(topology_option), "--topology"
+    return None, "well-known node labels"
 
 
 def plan_chain(plan: Plan, topology_option: str | None) -> list[str]:
@@ -104,8 +103,10 @@ def plan_chain(plan: Plan, topology_option: str | None) -> list[str]:
     from gangsched.cluster.topology import derive_levels
     from gangsched.gang import constraint_keys
 
+    if plan.levels is not None and topology_option is not None:
+        warn("--topology ignored: the inputs define the topology")
     keys = constraint_keys(w.tree for w in plan.workloads)
-    return derive_levels(plan.nodes, keys, plan_levels(plan, topology_option))
+    return derive_levels(plan.nodes, keys, plan_levels(plan, topology_option)[0])
 
 
 def plan_state(plan: Plan, topology_option: str | None) -> ClusterState:

@@ -93,6 +93,7 @@ def assemble(inputs: Inputs, front_ends: Sequence[FrontEnd]) -> Plan:
     claimed: set[str] = set()
     created: list[Pod] = []
     levels = inputs.topology_levels
+    source = inputs.topology_source or "a Topology object" if levels is not None else ""
     node_labels: dict[str, dict[str, str]] = {}
     warnings = list(inputs.warnings)
     claims: dict[str, tuple[Claim, ...]] = {}
@@ -109,7 +110,7 @@ def assemble(inputs: Inputs, front_ends: Sequence[FrontEnd]) -> Plan:
         workloads.extend(got.workloads)
         created.extend(got.pods)
         if got.levels is not None and levels is None:
-            levels = got.levels
+            levels, source = got.levels, "Volcano HyperNodes"  # their tiers
         for node, labels in got.node_labels.items():
             node_labels.setdefault(node, {}).update(labels)
         warnings.extend(got.warnings)
@@ -123,4 +124,4 @@ def assemble(inputs: Inputs, front_ends: Sequence[FrontEnd]) -> Plan:
     for p in all_pods:
         if not p.node_name and p.key not in claimed:
             workloads.append(loose_pod(p))
-    return Plan(workloads, nodes, levels, bound, warnings, claims)
+    return Plan(workloads, nodes, levels, bound, warnings, claims, source)
