@@ -84,3 +84,28 @@ def test_tree_of_an_invalid_workload_shows_it_and_exits_1(run: Run, tmp_path: Pa
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
     assert "spec.topologyConstraint.requiredTopologyLevel" in lines[0]
+
+
+def test_place_of_many_equal_model_servings_searches_each_few_times(
+        run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the Kthena example with 400 ServingGroups on the small cluster: some fit, the
+    # rest are rejected, each with its reason; the look-ahead does not search for every
+    # one of them in each of its trials (before: over 20 searches a workload)
+    import gangsched.placement.engine.minimum as minimum
+
+    many = tmp_path / "many.yaml"
+    many.write_text((EXAMPLES / "kthena-2p2d.yaml").read_text().replace(
+        "  replicas: 1  # ServingGroups", "  replicas: 400  # ServingGroups"))
+    searches: list[str] = []
+    real = minimum.place
+    monkeypatch.setattr(minimum, "place", lambda unit, *a, **kw: (
+        searches.append(unit.path), real(unit, *a, **kw))[1])
+    result = run("place", "--no-headers", CLUSTER, many)
+    assert result.exit_code == 3, result.output  # some rejected
+    rows = [line.split() for line in result.stdout.splitlines()]
+    assert len(rows) == 400
+    admitted = [r for r in rows if r[3] == "Admitted"]
+    rejected = [r for r in rows if r[3] == "Rejected"]
+    assert admitted and rejected and len(admitted) + len(rejected) == 400
+    assert all(len(r) > 6 for r in rejected)  # a reason each
+    assert len(searches) < 5 * 400, len(searches)
