@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gangsched.api.types import NodeRequirements, Pod
-from gangsched.cluster.state import ClusterState
+from gangsched.cluster.state import ClusterState, _distinct
 from gangsched.testing.builders import GPU, RACK, cluster, levels_of, nodes
 
 SHAPE = (("zone", 2), ("rack", 2), ("host", 3))
@@ -86,6 +86,36 @@ def test_cached_capacity_matches_a_fresh_computation(cs: list[tuple[int, int, in
     expected = np.minimum.reduce([state.free[state.rindex[r]] // a for r, a in
                                   (("cpu", 1000), (GPU, 2), ("pods", 1))])
     assert np.array_equal(state.fit(shape), np.maximum(expected, 0))
+
+
+@settings(max_examples=40, deadline=None)
+@given(changes, st.lists(st.integers(0, 11), max_size=4))
+def test_free_sums_match_a_fresh_sum_per_domain(cs: list[tuple[int, int, int]],
+                                                over: list[int]) -> None:
+    """Per domain, the free amount of a resource summed over its nodes, an overcommitted
+    node counting zero, kept up to date as the cluster changes under the cache."""
+    state = fresh()
+    rack = state.topology.level(RACK)
+    assert rack is not None
+    g = state.rindex[GPU]
+    state.free_sums(g, rack)  # cache it, then change the cluster under it
+    apply_fitting(state, cs)
+    for i, j in enumerate(over):  # bound pods may overcommit a node
+        state.charge_bound(Pod(f"big-{i}", requests={GPU: 12}, node_name=state.topology.names[j]))
+    for r in (g, state.rindex["cpu"]):
+        expected = np.add.reduceat(np.maximum(state.free[r], 0), rack.starts)
+        assert np.array_equal(state.free_sums(r, rack), expected)
+
+
+@given(st.lists(st.lists(st.integers(0, 499), min_size=1, max_size=300), min_size=2,
+                max_size=4))
+def test_distinct_nodes_of_a_journal_are_np_unique(arrays: list[list[int]]) -> None:
+    """The nodes a cache catches up on: each once, ascending, on every path (a set for a
+    few, a mark per node for many, a sort otherwise)."""
+    parts = [np.array(a, dtype=np.int64) for a in arrays]
+    expected = np.unique(np.concatenate(parts))
+    for n in (500, 10_000, 1_000_000):
+        assert np.array_equal(_distinct(parts, n), expected)
 
 
 def test_savepoints_roll_back_only_later_changes() -> None:

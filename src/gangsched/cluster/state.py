@@ -263,6 +263,12 @@ class ClusterState:
         """``capacity`` summed per domain of ``level`` (kept up to date incrementally)."""
         return self._entry(shape, req, cap).level_sums(level)
 
+    def free_sums(self, r: int, level: Level) -> np.ndarray:
+        """Resource ``r``'s free amount summed per domain of ``level``, a node that bound
+        pods overcommit counting zero (kept up to date incrementally, as ``domain_sums``:
+        the fit of a one-unit request of ``r`` alone, without node filters). Read only."""
+        return self._entry(Shape((r,), (1,)), None, None).level_sums(level)
+
     def cached(self, shape: Shape, req: NodeRequirements, cap: int | None = None) -> _Entry:
         """The up-to-date cache entry behind :meth:`capacity` and :meth:`domain_sums`
         (``.fit``, ``.level_sums(level)``), for callers reading several: read only."""
@@ -333,7 +339,7 @@ class ClusterState:
             e.levels.clear()
         else:
             touched = self._journal[since:]
-            nodes = touched[0] if len(touched) == 1 else _distinct(touched)
+            nodes = touched[0] if len(touched) == 1 else _distinct(touched, self.n_nodes)
             if len(nodes) <= _SCALAR:
                 self._sync_nodes(e, nodes.tolist())
                 e.generation = self.generation
@@ -443,11 +449,22 @@ class ClusterState:
         return base
 
 
-def _distinct(arrays: list[np.ndarray]) -> np.ndarray:
-    """The distinct node indices of several small arrays (cheaper than np.unique)."""
-    if sum(len(a) for a in arrays) <= 64:
+def _distinct(arrays: list[np.ndarray], n: int) -> np.ndarray:
+    """The distinct node indices (of ``n`` nodes) of several arrays, ascending (cheaper
+    than np.unique: a set for a few, else a mark per node, else a sort)."""
+    total = sum(len(a) for a in arrays)
+    if total <= 64:
         return np.fromiter(sorted({j for a in arrays for j in a.tolist()}), dtype=np.int64)
-    return np.unique(np.concatenate(arrays))
+    if 16 * total >= n:
+        seen = np.zeros(n, dtype=bool)
+        for a in arrays:
+            seen[a] = True
+        return np.flatnonzero(seen)
+    a = np.sort(np.concatenate(arrays))
+    keep = np.empty(len(a), dtype=bool)
+    keep[0] = True
+    np.not_equal(a[1:], a[:-1], out=keep[1:])
+    return a[keep]
 
 
 @dataclass
