@@ -492,8 +492,11 @@ def _job_spec(spec: Mapping[str, Any], path: str, indexed_default: bool,
               restart_default: str | None, whole: bool = True) -> JobTemplate:
     """A JobSpec; ``whole``: its pods are the whole PodSet (a Job; in a JobSet the
     PodSet is every replica's, checked by the caller)."""
+    # The Job's defaults (kubernetes pkg/apis/batch/v1 SetDefaults_Job): with neither
+    # count set both are 1 (which an Indexed Job then satisfies); else parallelism is 1.
+    both_unset = spec.get("parallelism") is None and spec.get("completions") is None
     parallelism = _nonneg(spec, "parallelism", path, 1)
-    completions = _nonneg(spec, "completions", path, None)
+    completions = _nonneg(spec, "completions", path, 1 if both_unset else None)
     mode = as_str(spec.get("completionMode"), f"{path}.completionMode") or (
         "Indexed" if indexed_default else "NonIndexed")
     if mode not in ("NonIndexed", "Indexed"):

@@ -1,0 +1,99 @@
+"""Shapes found by running the projects' own example and test manifests through the CLI
+(kubernetes-sigs/jobset, kueue, lws; ai-dynamo/grove; kai-scheduler; volcano-sh/volcano,
+kthena): each test is a trimmed copy of such a manifest's shape, written here, and checks
+what ``gangsched`` makes of it from the user's side."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from cli_helpers import Run, assert_one_line_error
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+CLUSTER = EXAMPLES / "cluster-small.yaml"  # a Kueue Topology: zone, block, rack, hostname
+
+
+def placed(run: Run, tmp_path: Path, text: str, *extra: str | Path) -> dict[str, Any]:
+    path = tmp_path / "in.yaml"
+    path.write_text(text)
+    result = run("place", "-f", CLUSTER, *extra, "-f", path, "-o", "json")
+    assert result.exit_code == 0, result.output
+    out: dict[str, Any] = json.loads(result.stdout)
+    return out
+
+
+# -- batch/v1 Job defaults: neither parallelism nor completions is one pod ----------------
+
+# jobset site/static/examples/depends-on: replicated Jobs whose template sets no counts;
+# JobSet defaults completionMode to Indexed and the Job defaults both counts to 1.
+DEPENDS_ON = """\
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: depends-on
+  labels: {kueue.x-k8s.io/queue-name: user-queue}
+spec:
+  replicatedJobs:
+  - name: initializer
+    template:
+      spec:
+        template:
+          spec:
+            containers:
+            - {name: initializer, image: busybox, resources: {requests: {cpu: "1"}}}
+  - name: worker
+    dependsOn: [{name: initializer, status: Complete}]
+    template:
+      spec:
+        parallelism: 4
+        completions: 4
+        template:
+          spec:
+            containers:
+            - {name: worker, image: busybox, resources: {requests: {cpu: "1"}}}
+"""
+
+
+def test_jobset_job_without_counts_is_one_indexed_pod(run: Run, tmp_path: Path) -> None:
+    [w] = placed(run, tmp_path, DEPENDS_ON)["workloads"]
+    assert (w["kind"], w["name"], w["status"]) == ("JobSet", "depends-on", "Admitted")
+    names = sorted(p["name"].rsplit("-", 1)[0] for p in w["pods"])
+    assert names == ["depends-on-initializer-0-0", *(f"depends-on-worker-0-{i}"
+                                                     for i in range(4))]
+    assert w["minimum"] == 5
+
+
+INDEXED_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: single
+  labels: {kueue.x-k8s.io/queue-name: user-queue}
+spec:
+  completionMode: Indexed
+  PARALLELISM
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - {name: c, image: busybox, resources: {requests: {cpu: "1"}}}
+"""
+
+
+def test_indexed_job_without_counts_is_one_pod(run: Run, tmp_path: Path) -> None:
+    [w] = placed(run, tmp_path, INDEXED_JOB.replace("PARALLELISM", ""))["workloads"]
+    assert (w["kind"], w["name"], w["minimum"]) == ("Job", "single", 1)
+    [pod] = w["pods"]
+    assert pod["name"].startswith("single-0-")
+
+
+def test_indexed_job_with_parallelism_but_no_completions_is_still_refused(
+        run: Run, tmp_path: Path) -> None:
+    # Only when both are unset does the Job default them; the API server refuses this one.
+    path = tmp_path / "in.yaml"
+    path.write_text(INDEXED_JOB.replace("PARALLELISM", "parallelism: 2"))
+    result = run("validate", path)
+    assert_one_line_error(result, "in.yaml[doc 0]: Job/single: spec.completions: ",
+                          "when completionMode is Indexed, completions must be set")
