@@ -97,3 +97,38 @@ def test_indexed_job_with_parallelism_but_no_completions_is_still_refused(
     result = run("validate", path)
     assert_one_line_error(result, "in.yaml[doc 0]: Job/single: spec.completions: ",
                           "when completionMode is Indexed, completions must be set")
+
+
+# -- a JobSet without replicated Jobs ----------------------------------------------------
+
+# jobset config/samples/batch_v1alpha2_jobset.yaml: replicatedJobs is optional in the API
+# and the JobSet webhook accepts none; such a JobSet creates no Jobs and no pods.
+EMPTY_JOBSET = """\
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  labels:
+    app.kubernetes.io/name: jobset
+  name: jobset-sample
+spec:
+  # TODO(user): Add fields here
+"""
+
+
+def test_jobset_without_replicated_jobs_is_valid_and_places_nothing(
+        run: Run, tmp_path: Path) -> None:
+    path = tmp_path / "in.yaml"
+    path.write_text(EMPTY_JOBSET)
+    result = run("validate", path)
+    assert result.exit_code == 0, result.output
+    assert "1 file valid" in result.stdout
+    assert placed(run, tmp_path, EMPTY_JOBSET)["workloads"] == []
+    # queued by Kueue: nothing to place, so it waits (Kueue makes no Workload of no
+    # PodSets), neither an error nor admitted
+    path.write_text(EMPTY_JOBSET.replace("    app.kubernetes.io/name: jobset",
+                                         "    kueue.x-k8s.io/queue-name: user-queue"))
+    result = run("place", "-f", CLUSTER, "-f", path, "-o", "json")
+    assert result.exit_code == 3, result.output
+    [w] = json.loads(result.stdout)["workloads"]
+    assert (w["kind"], w["name"], w["status"]) == ("JobSet", "jobset-sample", "Waiting")
+    assert w["pods"] == []

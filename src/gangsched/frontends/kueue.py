@@ -569,8 +569,6 @@ def parse_jobset(obj: Mapping[str, Any], origin: Origin | None = None) -> JobSet
             job = _job_spec(as_mapping(template.get("spec"), f"{path}.template.spec"),
                             f"{path}.template.spec", True, "OnFailure", whole=False)
             out.append(ReplicatedJob(rname, replicas, job))
-        if not out:
-            raise InputError("must list at least one replicated job", field="spec.replicatedJobs")
         total = sum(r.replicas * r.spec.count for r in out)
         if total > MAX_PODS:
             raise InputError(f"would create {total:,} pods; gangsched reads at most "
