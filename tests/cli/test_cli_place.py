@@ -220,3 +220,31 @@ def test_pods_with_deadlines_place_as_without(run: Run, tmp_path: Path) -> None:
     path = gpu_gang(tmp_path, "{requests: {cpu: 100m}}", "  activeDeadlineSeconds: 600\n")
     [w] = place_json(run, path)["workloads"]
     assert w["status"] == "Admitted" and all(p["node"] for p in w["pods"])
+
+
+def test_min_member_over_tasks_of_different_sizes_is_reached_with_the_small_pods(
+        run: Run, tmp_path: Path) -> None:
+    """A Volcano PodGroup whose minMember (16) counts pods of any task: two nodes of 8 GPUs
+    hold 16 one-GPU pods, but not once an 8-GPU pod takes a node. Shared fairly between
+    the tasks the count is not met; the engine then reaches it with the small pods, and
+    the 8-GPU pods wait as extras."""
+    nodes = "---\n".join(
+        f"apiVersion: v1\nkind: Node\nmetadata: {{name: n{i}}}\nstatus:\n  allocatable:"
+        f" {{cpu: '64', memory: 256Gi, nvidia.com/gpu: '8', pods: '110'}}\n"
+        for i in range(2))
+    pods = "".join(
+        f"---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: {task}-{i}\n  annotations:\n"
+        f"    scheduling.k8s.io/group-name: mixed\n    volcano.sh/task-spec: {task}\n"
+        f"spec:\n  schedulerName: volcano\n  containers:\n  - name: c\n"
+        f"    resources: {{limits: {{nvidia.com/gpu: '{gpu}'}}}}\n"
+        for task, n, gpu in (("big", 2, 8), ("small", 16, 1)) for i in range(n))
+    (tmp_path / "nodes.yaml").write_text(nodes)
+    path = tmp_path / "mixed.yaml"
+    path.write_text("apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
+                    "metadata: {name: mixed}\nspec: {minMember: 16}\n" + pods)
+    result = run("place", "-f", tmp_path / "nodes.yaml", "-f", path, "-o", "json")
+    assert result.exit_code == 0, result.output
+    [w] = json.loads(result.stdout)["workloads"]
+    assert w["status"] == "Admitted"
+    placed = sorted(p["name"] for p in w["pods"] if p["node"])
+    assert placed == sorted(f"small-{i}" for i in range(16))

@@ -7,6 +7,12 @@ placement; a child not placed yet comes in as an extra child, its own minimum pl
 or nothing (the first feasible choice, no backtracking) inside its parent's domain, then
 in the parent's spill scopes (wider scopes, for preferred constraints only). A pod set
 grows pod by pod (:mod:`.pods`).
+
+A group whose minimum is a pod count over children of different sizes (Volcano's
+``minMember`` over tasks without their own minimum) is grown to that count by
+water-filling first; when that falls short, the growth is undone and the count is
+reached cheapest pods first (:func:`reach`): fair shares can spend the domain on a few
+large pods where more small ones would have met the count.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from gangsched.gang import podsets
 from gangsched.placement.engine.values import GroupPlacement, Placement, SetPlacement
 
 if TYPE_CHECKING:
@@ -84,3 +91,51 @@ def grow_child(s: Search, res: GroupPlacement, i: int, quota: int) -> int:
             return got.placed
         txn.rollback_to(m)
     return 0
+
+
+def reach(s: Search, res: GroupPlacement, want: int) -> int:
+    """Add ``want`` pods to a placed group, by water-filling (:func:`grow`); when that
+    adds fewer, undo it and add them cheapest pods first instead: children in order of
+    their smallest pod's dominant-resource share (then as listed), each grown as far as
+    it goes. Returns pods added."""
+    txn = s.txn
+    m = txn.mark()
+    saved = _save(res, [])
+    added = grow(s, res, want)
+    if added >= want:
+        return added
+    txn.rollback_to(m)
+    for r, n_nodes, placed, kids in saved:
+        r.placed = placed
+        if isinstance(r, SetPlacement):
+            del r.nodes[n_nodes:], r.counts[n_nodes:]
+        else:
+            for k in [k for k in r.kids if k not in kids]:
+                del r.kids[k]
+    facts = s.facts
+    children = res.node.children
+    order = sorted(range(len(children)), key=lambda i: (
+        min((facts.shape_weight(facts.shape(ps)) for ps in podsets(children[i])),
+            default=0.0), i))
+    added = 0
+    for i in order:
+        while added < want:
+            n = grow_child(s, res, i, want - added)
+            if n == 0:
+                break
+            res.placed += n
+            added += n
+    return added
+
+
+def _save(r: Placement, out: list[tuple[Placement, int, int, frozenset[int]]]
+          ) -> list[tuple[Placement, int, int, frozenset[int]]]:
+    """What :func:`reach` needs to undo growth in place: per placement of the subtree,
+    (it, its node arrays, pods placed, children placed)."""
+    if isinstance(r, SetPlacement):
+        out.append((r, len(r.nodes), r.placed, frozenset()))
+        return out
+    out.append((r, 0, r.placed, frozenset(r.kids)))
+    for k in r.kids.values():
+        _save(k, out)
+    return out

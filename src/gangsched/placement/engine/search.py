@@ -10,7 +10,7 @@ decision's transaction. A pod set places its minimum (:mod:`.pods`); a group pla
 ``min_groups`` children by a depth-first search over its siblings, most constrained and
 largest first: when a later sibling cannot be placed, earlier siblings' next alternatives
 are tried, and a child may be left out (it can come back as an extra). A group short of
-its ``min_pods`` grows by water-filling (:mod:`.extras`).
+its ``min_pods`` grows by water-filling, else cheapest pods first (:mod:`.extras`).
 
 The alternatives for a node are a generator, best first; each placement it yields stays
 in the transaction while the consumer holds it, and is undone when the consumer asks for
@@ -32,7 +32,7 @@ import numpy as np
 from gangsched.gang import Constraint, Group, PodSet, TreeNode
 from gangsched.placement.engine.domains import Candidates, Domains, Seen
 from gangsched.placement.engine.explain import Notes, QuietNotes
-from gangsched.placement.engine.extras import grow
+from gangsched.placement.engine.extras import grow, reach
 from gangsched.placement.engine.facts import Facts
 from gangsched.placement.engine.options import Options
 from gangsched.placement.engine.pods import Pods
@@ -265,7 +265,7 @@ class Search:
             return None
         res.placed = sum(r.placed for r in res.kids.values())
         if res.placed < g.min_pods:
-            grow(self, res, g.min_pods - res.placed)
+            reach(self, res, g.min_pods - res.placed)
             if res.placed < g.min_pods:
                 self.notes.group_pods(g, c, res.placed)
                 return None
