@@ -88,25 +88,6 @@ def test_cached_capacity_matches_a_fresh_computation(cs: list[tuple[int, int, in
     assert np.array_equal(state.fit(shape), np.maximum(expected, 0))
 
 
-@settings(max_examples=40, deadline=None)
-@given(changes, st.lists(st.integers(0, 11), max_size=4))
-def test_free_sums_match_a_fresh_sum_per_domain(cs: list[tuple[int, int, int]],
-                                                over: list[int]) -> None:
-    """Per domain, the free amount of a resource summed over its nodes, an overcommitted
-    node counting zero, kept up to date as the cluster changes under the cache."""
-    state = fresh()
-    rack = state.topology.level(RACK)
-    assert rack is not None
-    g = state.rindex[GPU]
-    state.free_sums(g, rack)  # cache it, then change the cluster under it
-    apply_fitting(state, cs)
-    for i, j in enumerate(over):  # bound pods may overcommit a node
-        state.charge_bound(Pod(f"big-{i}", requests={GPU: 12}, node_name=state.topology.names[j]))
-    for r in (g, state.rindex["cpu"]):
-        expected = np.add.reduceat(np.maximum(state.free[r], 0), rack.starts)
-        assert np.array_equal(state.free_sums(r, rack), expected)
-
-
 @given(st.lists(st.lists(st.integers(0, 499), min_size=1, max_size=300), min_size=2,
                 max_size=4))
 def test_distinct_nodes_of_a_journal_are_np_unique(arrays: list[list[int]]) -> None:

@@ -263,12 +263,6 @@ class ClusterState:
         """``capacity`` summed per domain of ``level`` (kept up to date incrementally)."""
         return self._entry(shape, req, cap).level_sums(level)
 
-    def free_sums(self, r: int, level: Level) -> np.ndarray:
-        """Resource ``r``'s free amount summed per domain of ``level``, a node that bound
-        pods overcommit counting zero (kept up to date incrementally, as ``domain_sums``:
-        the fit of a one-unit request of ``r`` alone, without node filters). Read only."""
-        return self._entry(Shape((r,), (1,)), None, None).level_sums(level)
-
     def cached(self, shape: Shape, req: NodeRequirements, cap: int | None = None) -> _Entry:
         """The up-to-date cache entry behind :meth:`capacity` and :meth:`domain_sums`
         (``.fit``, ``.level_sums(level)``), for callers reading several: read only."""

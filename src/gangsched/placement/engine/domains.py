@@ -262,8 +262,7 @@ class Domains:
             # spilling out of them, as Volcano dry-runs a whole job per hypernode. The
             # required level, whose candidates a rejection is explained by, keeps the
             # per-shape bound alone
-            ok_mask &= self._holds_together(dems, lo, hi, starts, sel,
-                                            level if whole and sel is None else None, d0, d1)
+            ok_mask &= self._holds_together(dems, lo, hi, starts, sel)
         ids = np.flatnonzero(ok_mask)
         # order (and explain) by the main shape: of the minimum, else of what is asked
         main = dems[0] if dems else next(iter(facts.desired(node)), None)
@@ -344,22 +343,15 @@ class Domains:
         return np.round(np.bincount(owner, cost, minlength=n), 9)
 
     def _holds_together(self, dems: list[Demand], lo: int, hi: int, starts: np.ndarray,
-                        sel: np.ndarray | None, level: Level | None = None, d0: int = 0,
-                        d1: int = 0) -> np.ndarray:
+                        sel: np.ndarray | None) -> np.ndarray:
         """Per domain (slices from ``starts`` to the next, inside [lo, hi)): whether its
-        free resources cover every demand's pods at once (a necessary condition).
-        ``level``: the slices are its whole domains d0..d1 and nothing is deselected, so
-        the cached per-domain sums of each resource's free amount serve."""
+        free resources cover every demand's pods at once (a necessary condition)."""
         need: dict[int, int] = {}
         for dem in dems:
             for r, v in zip(dem.shape.index, dem.shape.amount, strict=True):
                 need[r] = need.get(r, 0) + v * dem.count
-        ok = np.ones(len(starts), dtype=bool)
-        if level is not None:
-            for r, v in need.items():
-                ok &= self.state.free_sums(r, level)[d0:d1] >= v
-            return ok
         at = starts - lo
+        ok = np.ones(len(starts), dtype=bool)
         for r, v in need.items():  # row by row: views, no copy of the scope
             row = self.state.free[r, lo:hi]
             if sel is not None:
