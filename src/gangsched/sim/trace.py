@@ -28,7 +28,11 @@ all required (an entry PodSet and a worker PodSet when ``entry_requests`` is giv
 role of single-pod replicas without replica topology is one PodSet (same meaning, fewer
 nodes for the engine).
 
-Every error is one line naming the file, the line and the field.
+Limits (larger values are mistakes, reported as errors): ``arrival`` and ``duration`` at
+most :data:`MAX_SECONDS` (ten years), at most :data:`MAX_PODS` pods per line, ``priority``
+a 32-bit integer (as Kubernetes'). A key repeated in a JSON object is an error (JSON would
+keep the last one silently). Every error is one line naming the file, the line and the
+field.
 """
 
 from __future__ import annotations
@@ -58,6 +62,9 @@ _ROLE_FIELDS = frozenset(
      "max_pods_per_node", "topology", "replica_topology", "node_selector"}
 )
 _TOPOLOGY_FIELDS = ("required", "preferred")
+MAX_SECONDS = 10 * 365 * 86400.0  # arrival, duration, horizon: ten years
+MAX_PODS = 100_000  # pods of one trace line, as the front-ends' limit per object
+PRIORITY_MIN, PRIORITY_MAX = -(2**31), 2**31 - 1
 
 
 # -- specs ------------------------------------------------------------------------------
@@ -229,11 +236,14 @@ def _number(ln: _Line, obj: Mapping[str, Any], key: str, *, positive: bool,
         raise ln.error(f"must be a number, not {v!r}", key)
     if v < 0 or (positive and v == 0):
         raise ln.error(f"must be {'positive' if positive else '>= 0'}, got {v}", key)
+    if v > MAX_SECONDS:
+        raise ln.error(f"must be at most {MAX_SECONDS:.0f} seconds (ten years), got {v:g}",
+                       key)
     return float(v)
 
 
 def _int(ln: _Line, obj: Mapping[str, Any], key: str, field: str, default: int | None,
-         low: int) -> int | None:
+         low: int, high: int | None = None) -> int | None:
     v = obj.get(key)
     if v is None:
         return default
@@ -241,6 +251,8 @@ def _int(ln: _Line, obj: Mapping[str, Any], key: str, field: str, default: int |
         raise ln.error(f"must be an integer, not {v!r}", field)
     if v < low:
         raise ln.error(f"must be >= {low}, got {v}", field)
+    if high is not None and v > high:
+        raise ln.error(f"must be <= {high}, got {v}", field)
     return v
 
 
@@ -290,6 +302,10 @@ def _role_spec(ln: _Line, obj: object, field: str) -> RoleSpec:
         raise ln.error(f"must be <= replicas ({replicas}), got {min_replicas}",
                        f"{field}.min_replicas")
     ppr = _int(ln, obj, "pods_per_replica", f"{field}.pods_per_replica", 1, 1)
+    assert ppr is not None
+    if replicas * ppr > MAX_PODS:
+        raise ln.error(f"{replicas:,} replicas of {ppr:,} pods: {replicas * ppr:,} pods; "
+                       f"at most {MAX_PODS:,} per workload", field)
     cap = _int(ln, obj, "max_pods_per_node", f"{field}.max_pods_per_node", None, 1)
     entry = obj.get("entry_requests")
     selector = obj.get("node_selector") or {}
@@ -330,6 +346,12 @@ def parse_spec(obj: Mapping[str, Any], file: str = "<trace>", line: int = 1) -> 
     if not isinstance(roles_obj, list) or not roles_obj:
         raise ln.error("must be a non-empty list of roles", "roles")
     roles = [_role_spec(ln, r, f"roles[{i}]") for i, r in enumerate(roles_obj)]
+    total = 0
+    for i, r in enumerate(roles):
+        total += r.replicas * r.pods_per_replica
+        if total > MAX_PODS:
+            raise ln.error(f"the roles up to this one have {total:,} pods; at most "
+                           f"{MAX_PODS:,} per workload", f"roles[{i}]")
     seen: set[str] = set()
     for i, r in enumerate(roles):
         if r.name in seen:
@@ -342,7 +364,7 @@ def parse_spec(obj: Mapping[str, Any], file: str = "<trace>", line: int = 1) -> 
         namespace=ns,
         arrival=arrival,
         duration=_number(ln, obj, "duration", positive=True, optional=True),
-        priority=_int(ln, obj, "priority", "priority", 0, -(2**31)) or 0,
+        priority=_int(ln, obj, "priority", "priority", 0, PRIORITY_MIN, PRIORITY_MAX) or 0,
         topology=_topology(ln, obj.get("topology"), "topology"),
         roles=roles,
         kind=kind,
@@ -388,6 +410,9 @@ def parse_manifest(obj: Mapping[str, Any], file: str = "<trace>", line: int = 1
         if prio is not None:
             if isinstance(prio, bool) or not isinstance(prio, int):
                 raise ln.error("must be an integer", "priority")
+            if not PRIORITY_MIN <= prio <= PRIORITY_MAX:
+                raise ln.error(f"must be >= {PRIORITY_MIN} and <= {PRIORITY_MAX}, got {prio}",
+                               "priority")
             w.priority = prio
             if isinstance(w.tree, Group):
                 w.tree.priority = prio
@@ -417,8 +442,11 @@ def read_trace(lines: Iterable[str], file: str = "<trace>",
         if not text or text.startswith("#"):
             continue
         try:
-            obj = json.loads(text)
-        except ValueError as err:
+            obj = json.loads(text, object_pairs_hook=_no_repeats)
+        except _Repeated as err:
+            raise InputError(f"key {err.key!r} repeated in one object", file=f"{file}:{n}"
+                             ) from None
+        except (ValueError, RecursionError) as err:
             raise InputError(f"invalid JSON: {err}", file=f"{file}:{n}") from None
         for item in parse_line(obj, file, n):
             wname = item.workload.name
@@ -428,8 +456,25 @@ def read_trace(lines: Iterable[str], file: str = "<trace>",
             names[wname] = f"{file}:{n}"
             check(item, levels or ())
             items.append(item)
+    if not items:
+        raise InputError("no workloads in the trace (one JSON object a line)", file=file)
     items.sort(key=lambda it: it.arrival)
     return items
+
+
+class _Repeated(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise _Repeated(k)
+        out[k] = v
+    return out
 
 
 def check(item: TraceItem, levels: Sequence[str] = ()) -> None:
@@ -444,14 +489,33 @@ def check(item: TraceItem, levels: Sequence[str] = ()) -> None:
 
 def load_trace(path: str | Path, levels: Sequence[str] | None = None) -> list[TraceItem]:
     """Read a JSON Lines trace file."""
+    text = read_text(path)
+    return read_trace(text.splitlines(), str(path), levels)
+
+
+def read_text(path: str | Path) -> str:
+    """A UTF-8 text file's contents; a missing file, a directory, a gzip file or bytes
+    that are not UTF-8 (with the line they are on) are one-line errors naming the file."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        data = p.read_bytes()
     except FileNotFoundError:
         raise InputError("file not found", file=str(path)) from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError(f"cannot read file: {err}", file=str(path)) from None
-    return read_trace(text.splitlines(), str(path), levels)
+    except IsADirectoryError:
+        raise InputError("is a directory, not a file", file=str(path)) from None
+    except OSError as err:
+        raise InputError(f"cannot read file: {err.strerror or err}", file=str(path)) from None
+    if data.startswith(_GZIP_MAGIC):
+        raise InputError("is gzip-compressed: decompress it first (gunzip)", file=str(path))
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        raise InputError(f"not UTF-8 text (line {line}, byte {err.start + 1}: {err.reason})",
+                         file=str(path)) from None
+
+
+_GZIP_MAGIC = b"\x1f\x8b"
 
 
 # -- writing ----------------------------------------------------------------------------
@@ -496,7 +560,8 @@ def _quantities(req: Mapping[str, int]) -> dict[str, str | int]:
 
 
 def write_trace(specs: Iterable[WorkloadSpec], path: str | Path) -> None:
-    Path(path).write_text(
-        "".join(json.dumps(spec_json(s), separators=(",", ":")) + "\n" for s in specs),
-        encoding="utf-8",
-    )
+    text = "".join(json.dumps(spec_json(s), separators=(",", ":")) + "\n" for s in specs)
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as err:
+        raise InputError(f"cannot write: {err.strerror or err}", file=str(path)) from None
