@@ -95,3 +95,94 @@ def test_a_directory_is_not_a_trace(tmp_path: Path) -> None:
 def test_a_truncated_last_line_names_it(tmp_path: Path) -> None:
     message = trace_error(tmp_path, line() + "\n" + line(name="b")[:30])
     assert "t.jsonl:2" in message and "invalid JSON" in message
+
+
+# -- Alibaba gpu-v2023 ------------------------------------------------------------------
+
+NODE_HEADER = "sn,cpu_milli,memory_mib,gpu,model\n"
+POD_HEADER = ("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,"
+              "creation_time,deletion_time,scheduled_time\n")
+NODE = "n0,32000,65536,2,T4\n"
+POD = "p0,1000,1024,1,500,,LS,Running,0,600,0\n"
+
+
+def csv_error(tmp_path: Path, name: str, text: str | bytes) -> str:
+    path = tmp_path / name
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text)
+    with pytest.raises(InputError) as info:
+        (load_nodes if name == NODE_FILE else load_pods)(path)
+    message = str(info.value)
+    assert "\n" not in message and name in message
+    return message
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "fragments"),
+    [
+        (NODE_FILE, NODE_HEADER, ["no nodes"]),
+        (POD_FILE, POD_HEADER, ["no pods"]),
+        (NODE_FILE, NODE_HEADER + NODE + NODE, [":3", "sn", "duplicate", "line 2"]),
+        (POD_FILE, POD_HEADER + POD + POD, [":3", "name", "duplicate", "line 2"]),
+        (NODE_FILE, NODE_HEADER + "n0,32000,65536,1000000000000000000000000000000,T4\n",
+         [":2", "gpu", "at most"]),
+        (POD_FILE, POD_HEADER + POD.replace(",1,500,", ",1000000000000000000000000000000,500,"),
+         [":2", "num_gpu", "at most"]),
+        (POD_FILE, POD_HEADER + POD.replace("p0,1000,", "p0,inf,"), [":2", "cpu_milli"]),
+        (POD_FILE, POD_HEADER + POD.replace("p0,1000,", "p0,1e400,"), [":2", "cpu_milli"]),
+        (POD_FILE, POD_HEADER + POD.replace("p0,1000,", "p0,nan,"), [":2", "cpu_milli"]),
+        (POD_FILE, POD_HEADER + "p0,1000,1024,1,500,,LS,Running,0,600,900\n",
+         [":2", "deletion_time", "before"]),
+        (POD_FILE, POD_HEADER + "p0,1000,1024,1,500,,LS,Running,500,600,100\n",
+         [":2", "scheduled_time", "before"]),
+        (POD_FILE, POD_HEADER + "p0,1000,1024,1,500,,LS,Running,0,1e30,0\n",
+         [":2", "deletion_time", "at most"]),
+        (POD_FILE, POD_HEADER + "p0,1000,1024,1,500,,LS,Running,0\n", [":2", "fields"]),
+        (POD_FILE, POD_HEADER + POD.strip() + ",extra\n", [":2", "fields"]),
+        (POD_FILE, POD_HEADER + POD + POD.replace("p0", "p1")[:12], [":3", "fields"]),
+        (POD_FILE, POD_HEADER + '"p0' + POD * 3, ["unterminated"]),
+        (POD_FILE, POD_HEADER + POD.replace("p0", "p\x000"), [":2", "name"]),
+        (POD_FILE, gzip.compress((POD_HEADER + POD).encode()), ["gzip"]),
+        (POD_FILE, (POD_HEADER + POD).encode() + b"p\xe9,1\n", ["line 3", "UTF-8"]),
+        (POD_FILE, b"\x00\x01\x02garbage\xff\xfe" * 50, ["UTF-8"]),
+        (NODE_FILE, "sn,cpu\nn0,1\n", ["header", "missing column"]),
+    ],
+    ids=["nodes header only", "pods header only", "duplicate node", "duplicate pod",
+         "absurd node gpus", "absurd pod gpus", "inf", "overflowing float", "nan",
+         "deleted before scheduled", "scheduled before created", "absurd time",
+         "short row", "long row", "truncated last line", "unterminated quote",
+         "control character", "gzip", "non-utf8", "binary garbage", "missing column"],
+)
+def test_bad_alibaba_files_are_one_line_errors(tmp_path: Path, name: str, text: str | bytes,
+                                               fragments: list[str]) -> None:
+    message = csv_error(tmp_path, name, text)
+    for f in fragments:
+        assert f in message, message
+
+
+def test_extra_columns_in_the_header_are_fine(tmp_path: Path) -> None:
+    path = tmp_path / POD_FILE
+    path.write_text(POD_HEADER.strip() + ",note\n" + POD.strip() + ",x\n")
+    items, _ = load_pods(path)
+    assert len(items) == 1
+
+
+def test_a_file_that_is_a_directory_says_so(tmp_path: Path) -> None:
+    (tmp_path / NODE_FILE).mkdir()
+    with pytest.raises(InputError, match="is a directory"):
+        load_nodes(tmp_path / NODE_FILE)
+
+
+@pytest.mark.skipif(not REAL_V2023.is_dir(), reason="the published trace is not here")
+def test_the_real_v2023_trace_and_a_few_rows_of_it_load(tmp_path: Path) -> None:
+    trace = load_alibaba(REAL_V2023)
+    assert len(trace.nodes) == 1523 and len(trace.items) == 8152
+    pods = (REAL_V2023 / POD_FILE).read_text().splitlines(keepends=True)
+    (tmp_path / NODE_FILE).write_text((REAL_V2023 / NODE_FILE).read_text())
+    (tmp_path / POD_FILE).write_text("".join(pods[:6]))
+    assert len(load_alibaba(tmp_path).items) == 5
+    (tmp_path / POD_FILE).write_text("".join(pods[:6]) + pods[6][:20])
+    with pytest.raises(InputError, match=f"{POD_FILE}:7"):
+        load_alibaba(tmp_path)

@@ -36,6 +36,8 @@ required node affinity on the model label.
 from __future__ import annotations
 
 import csv
+import io
+import math
 import random
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -48,7 +50,7 @@ from gangsched.cluster.topology import HOSTNAME
 from gangsched.gang import PodSet, podsets
 from gangsched.model import Workload
 from gangsched.sim.scenarios import Scenario
-from gangsched.sim.trace import TraceItem
+from gangsched.sim.trace import MAX_SECONDS, TraceItem, read_text
 
 NODE_FILE = "openb_node_list_all_node.csv"
 POD_FILE = "openb_pod_list_default.csv"
@@ -64,6 +66,19 @@ _POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_
                 "creation_time", "deletion_time", "scheduled_time")
 
 
+# the largest value a column may hold (larger ones are mistakes, not machines)
+LIMITS: dict[str, float] = {
+    "cpu_milli": 10**9,  # a million cores
+    "memory_mib": 2**30,  # a pebibyte
+    "gpu": 1024,
+    "num_gpu": 1024,
+    "gpu_milli": 1000,  # thousandths of one GPU
+    "creation_time": MAX_SECONDS,
+    "deletion_time": MAX_SECONDS,
+    "scheduled_time": MAX_SECONDS,
+}
+
+
 @dataclass
 class AlibabaTrace:
     nodes: list[Node]
@@ -72,18 +87,34 @@ class AlibabaTrace:
 
 
 def _rows(path: Path, columns: tuple[str, ...]) -> list[tuple[int, dict[str, str]]]:
+    """The rows of a CSV file with a header, with the line each starts on."""
+    text = read_text(path)
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
-        with path.open(newline="", encoding="utf-8") as f:
-            reader = csv.DictReader(f)
-            missing = [c for c in columns if c not in (reader.fieldnames or ())]
-            if missing:
-                raise InputError(f"missing column(s) {', '.join(missing)}", file=str(path),
-                                 field="header")
-            return [(i, row) for i, row in enumerate(reader, start=2)]
-    except FileNotFoundError:
-        raise InputError("file not found", file=str(path)) from None
-    except (OSError, UnicodeDecodeError, csv.Error) as err:
-        raise InputError(f"cannot read file: {err}", file=str(path)) from None
+        header = next(reader, None)
+        missing = [c for c in columns if c not in (header or ())]
+        if missing:
+            raise InputError(f"missing column(s) {', '.join(missing)}", file=str(path),
+                             field="header")
+        assert header is not None
+        rows = []
+        line = reader.line_num + 1
+        for fields in reader:
+            if fields:  # a blank line
+                if len(fields) != len(header):
+                    raise InputError(f"has {len(fields)} field{'' if len(fields) == 1 else 's'}, "
+                                     f"the header {len(header)}",
+                                     file=f"{path}:{line}")
+                rows.append((line, dict(zip(header, fields, strict=True))))
+            line = reader.line_num + 1
+    except csv.Error as err:
+        message = str(err)
+        if "end of data" in message:
+            message = "unterminated quoted field"
+        elif "field limit" in message:
+            message = f"{message} (an unterminated quote?)"
+        raise InputError(f"invalid CSV: {message}", file=f"{path}:{line}") from None
+    return rows
 
 
 def _int(path: Path, line: int, row: dict[str, str], col: str, default: int | None = None
@@ -92,21 +123,45 @@ def _int(path: Path, line: int, row: dict[str, str], col: str, default: int | No
     if not text and default is not None:
         return default
     try:
-        v = int(float(text))
+        v = int(text)
     except ValueError:
-        raise InputError(f"must be a number, got {text!r}", file=f"{path}:{line}",
-                         field=col) from None
+        try:
+            number = float(text)
+        except ValueError:
+            number = math.nan
+        if not math.isfinite(number):
+            raise InputError(f"must be a number, got {text!r}", file=f"{path}:{line}",
+                             field=col) from None
+        v = int(number)
     if v < 0:
         raise InputError(f"must be >= 0, got {v}", file=f"{path}:{line}", field=col)
+    high = LIMITS.get(col)
+    if high is not None and v > high:
+        raise InputError(f"must be at most {high:.0f}, got {text}", file=f"{path}:{line}",
+                         field=col)
     return v
+
+
+def _name(path: Path, line: int, row: dict[str, str], col: str,
+          seen: dict[str, int]) -> str:
+    name = (row.get(col) or "").strip()
+    if not name:
+        raise InputError("is empty", file=f"{path}:{line}", field=col)
+    if not name.isprintable():
+        raise InputError(f"must be printable text, got {name!r}", file=f"{path}:{line}",
+                         field=col)
+    if name in seen:
+        raise InputError(f"duplicate {name!r}, first on line {seen[name]}",
+                         file=f"{path}:{line}", field=col)
+    seen[name] = line
+    return name
 
 
 def load_nodes(path: Path) -> list[Node]:
     nodes = []
+    seen: dict[str, int] = {}
     for line, row in _rows(path, _NODE_COLUMNS):
-        name = (row["sn"] or "").strip()
-        if not name:
-            raise InputError("is empty", file=f"{path}:{line}", field="sn")
+        name = _name(path, line, row, "sn", seen)
         gpus = _int(path, line, row, "gpu", 0)
         model = (row.get("model") or "").strip() or "none"
         nodes.append(Node(
@@ -120,6 +175,8 @@ def load_nodes(path: Path) -> list[Node]:
                 "pods": PODS_PER_NODE,
             },
         ))
+    if not nodes:
+        raise InputError("no nodes in the file (only its header)", file=str(path))
     return nodes
 
 
@@ -147,20 +204,28 @@ def load_pods(path: Path, limit: int | None = None) -> tuple[list[TraceItem], fl
     rows = _rows(path, _POD_COLUMNS)
     end = 0
     parsed = []
+    seen: dict[str, int] = {}
     for line, row in rows:
+        name = _name(path, line, row, "name", seen)
         created = _int(path, line, row, "creation_time")
         deleted = _int(path, line, row, "deletion_time", created)
         sched_text = (row.get("scheduled_time") or "").strip()
         start = _int(path, line, row, "scheduled_time") if sched_text else created
+        if start < created:
+            raise InputError(f"{start} is before creation_time {created}",
+                             file=f"{path}:{line}", field="scheduled_time")
+        if deleted < start:
+            raise InputError(f"{deleted} is before "
+                             f"{'scheduled_time' if sched_text else 'creation_time'} {start}",
+                             file=f"{path}:{line}", field="deletion_time")
         end = max(end, deleted)
-        parsed.append((line, row, created, deleted, start))
+        parsed.append((line, row, name, created, deleted, start))
+    if not parsed:
+        raise InputError("no pods in the file (only its header)", file=str(path))
     if limit is not None:
         parsed = parsed[:limit]
     items = []
-    for line, row, created, deleted, start in parsed:
-        name = (row["name"] or "").strip()
-        if not name:
-            raise InputError("is empty", file=f"{path}:{line}", field="name")
+    for line, row, name, created, deleted, start in parsed:
         req = pod_requests(_int(path, line, row, "num_gpu", 0), _int(path, line, row,
                            "gpu_milli", 0), _int(path, line, row, "cpu_milli"),
                            _int(path, line, row, "memory_mib"))
