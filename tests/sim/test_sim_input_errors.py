@@ -186,3 +186,78 @@ def test_the_real_v2023_trace_and_a_few_rows_of_it_load(tmp_path: Path) -> None:
     (tmp_path / POD_FILE).write_text("".join(pods[:6]) + pods[6][:20])
     with pytest.raises(InputError, match=f"{POD_FILE}:7"):
         load_alibaba(tmp_path)
+
+
+# -- scenario knobs ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("scenario", "params", "fragments"),
+    [
+        ("disagg", ["hours=-2"], ["hours", "> 0"]),
+        ("disagg", ["hours=0"], ["hours", "> 0"]),
+        ("disagg", ["hours=nan"], ["hours", "number"]),
+        ("disagg", ["hours=inf"], ["hours", "number"]),
+        ("disagg", ["hours=1e30"], ["hours", "at most"]),
+        ("disagg", ["hours=abc"], ["hours", "number"]),
+        ("disagg", ["zones=1.5"], ["zones", "integer"]),
+        ("disagg", ["zones=0"], ["zones", ">= 1"]),
+        ("disagg", ["zones=1000", "blocks=1000", "racks=1000"], ["nodes", "at most"]),
+        ("disagg", ["warmup_hours=-1"], ["warmup_hours", ">= 0"]),
+        ("disagg", ["hours=2", "warmup_hours=5"], ["warmup_hours", "hours"]),
+        ("disagg", ["inference_share=2"], ["inference_share", "at most 1"]),
+        ("disagg", ["colour=red"], ["unknown knob 'colour'", "zones"]),
+        ("training", ["hosts=0"], ["hosts", ">= 1"]),
+        ("perf-parity", ["large_pods=0"], ["large_pods", ">= 1"]),
+        ("perf-parity", ["large_pods=-3"], ["large_pods", ">= 1"]),
+        ("perf-parity", ["small=-5"], ["small", ">= 0"]),
+        ("perf-parity", ["blocks=2"], ["unknown knob 'blocks'", "racks"]),
+        ("alibaba-disagg-2025", ["days=0"], ["days", "> 0"]),
+        ("alibaba-disagg-2025", ["scale=0"], ["scale", "> 0"]),
+        ("alibaba-disagg-2025", ["scale=2"], ["scale", "at most 1"]),
+    ],
+    ids=lambda v: v if isinstance(v, str) else None,
+)
+def test_bad_scenario_knobs_are_errors_before_anything_runs(
+        scenario: str, params: list[str], fragments: list[str]) -> None:
+    request = ScenarioRequest(scenario=scenario, knobs=parse_params(params))
+    with pytest.raises(InputError) as info:
+        check_request(request)
+    message = str(info.value)
+    assert message.startswith("--param: ") or message.startswith("--param "), message
+    for f in fragments:
+        assert f in message, message
+
+
+def test_too_many_arrivals_is_an_error_not_a_hang() -> None:
+    request = ScenarioRequest(load=100, knobs=parse_params(["hours=8000"]))
+    with pytest.raises(InputError, match="workloads"):
+        build_scenario(request)
+
+
+@pytest.mark.parametrize(
+    ("request_", "fragments"),
+    [
+        (ScenarioRequest(seed=-1), ["--seed", ">= 0"]),
+        (ScenarioRequest(horizon=1e30), ["--horizon", "at most"]),
+        (ScenarioRequest(alibaba="x", alibaba_limit=0), ["--alibaba-limit", ">= 1"]),
+        (ScenarioRequest(alibaba="x", alibaba_limit=-1), ["--alibaba-limit", ">= 1"]),
+        (ScenarioRequest(alibaba_limit=5), ["--alibaba-limit", "--alibaba"]),
+    ],
+    ids=["seed", "horizon", "limit 0", "limit -1", "limit alone"],
+)
+def test_bad_request_values(request_: ScenarioRequest, fragments: list[str]) -> None:
+    with pytest.raises(InputError) as info:
+        check_request(request_)
+    for f in fragments:
+        assert f in str(info.value), str(info.value)
+
+
+def test_a_required_level_no_node_carries_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(line(topology={"required": "nolevel"}) + "\n")
+    request = ScenarioRequest(trace=str(path), cluster_spec="zone=1,rack=2,host=2")
+    with pytest.raises(InputError) as info:
+        build_scenario(request)
+    message = str(info.value)
+    assert "t.jsonl:1" in message and "nolevel" in message and "no node" in message

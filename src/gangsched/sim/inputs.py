@@ -20,9 +20,9 @@ from gangsched.api.types import Node
 from gangsched.cluster.generate import generate_nodes, level_key, parse_levels_spec, parse_node_spec
 from gangsched.cluster.topology import HOSTNAME, derive_levels
 from gangsched.frontends import load
-from gangsched.gang import constraint_keys
-from gangsched.sim.scenarios import SCENARIOS, Scenario, make_scenario
-from gangsched.sim.trace import TraceItem, check, load_trace
+from gangsched.gang import constraint_keys, walk
+from gangsched.sim.scenarios import SCENARIOS, Scenario, check_knobs, make_scenario
+from gangsched.sim.trace import MAX_SECONDS, TraceItem, check, load_trace
 
 DEFAULT_NODE = "cpu=128,memory=1Ti,nvidia.com/gpu=8,pods=110"
 SAMPLES = 1440  # at most this many samples per policy (the interval grows for long runs)
@@ -69,8 +69,13 @@ def parse_params(items: list[str]) -> tuple[tuple[str, Any], ...]:
     return tuple(sorted(knobs.items()))
 
 
+MAX_SEED = 2**63 - 1
+
+
 def check_request(req: ScenarioRequest) -> None:
     """Problems a user can make with the options, as one-line errors."""
+    if not 0 <= req.seed <= MAX_SEED:
+        raise InputError(f"must be >= 0 and <= {MAX_SEED}, got {req.seed}", field="--seed")
     if not math.isfinite(req.load) or req.load <= 0 or req.load > 100:
         raise InputError(f"must be a positive factor (1.0 = the scenario's calibrated load), "
                          f"got {req.load}", field="--load")
@@ -79,13 +84,27 @@ def check_request(req: ScenarioRequest) -> None:
     if req.horizon is not None and (not math.isfinite(req.horizon) or req.horizon <= 0):
         raise InputError(f"must be a positive number of seconds, got {req.horizon}",
                          field="--horizon")
+    if req.horizon is not None and req.horizon > MAX_SECONDS:
+        raise InputError(f"must be at most {MAX_SECONDS:.0f} seconds (ten years), got "
+                         f"{req.horizon:g}", field="--horizon")
+    if req.alibaba_limit is not None:
+        if req.alibaba is None:
+            raise InputError("only with --alibaba", field="--alibaba-limit")
+        if req.alibaba_limit < 1:
+            raise InputError(f"must be >= 1, got {req.alibaba_limit}", field="--alibaba-limit")
     if req.alibaba is not None and (req.trace is not None or req.cluster is not None
                                     or req.cluster_spec is not None):
         raise InputError("--alibaba brings its own cluster and pods; drop --trace, "
                          "--cluster and --cluster-spec", field="--alibaba")
-    if req.alibaba is None and req.trace is None and req.scenario not in SCENARIOS:
-        raise InputError(f"unknown scenario {req.scenario!r}; choose from "
-                         f"{', '.join(SCENARIOS)}", field="--scenario")
+    if req.knobs and (req.alibaba is not None or req.trace is not None):
+        raise InputError("sets a built-in scenario's knobs: not with "
+                         f"{'--alibaba' if req.alibaba is not None else '--trace'}",
+                         field="--param")
+    if req.alibaba is None and req.trace is None:
+        if req.scenario not in SCENARIOS:
+            raise InputError(f"unknown scenario {req.scenario!r}; choose from "
+                             f"{', '.join(SCENARIOS)}", field="--scenario")
+        check_knobs(req.scenario, dict(req.knobs), req.seed, req.load)
 
 
 @functools.lru_cache(maxsize=8)
@@ -133,12 +152,33 @@ def _scenario(req: ScenarioRequest) -> Scenario:
     if not sc.nodes:
         raise InputError("the cluster has no nodes (give --cluster or --cluster-spec)",
                          field="--cluster")
+    _check_labels(req, sc)
     keys = constraint_keys(it.workload.tree for it in sc.items)
     # the simulator's metrics add the host level themselves
     sc.levels = [k for k in derive_levels(sc.nodes, keys, levels) if k != HOSTNAME]
     for it in sc.items:
         check(it, sc.levels)
     return sc
+
+
+def _check_labels(req: ScenarioRequest, sc: Scenario) -> None:
+    """A required topology on a label no node carries would leave its workload waiting
+    for ever: a mistake (a trace or scenario meant for another cluster)."""
+    carried = {k for n in sc.nodes for k in n.labels} | {HOSTNAME}
+    for it in sc.items:
+        tree = it.workload.tree
+        for node in walk(tree) if tree is not None else ():
+            for c in node.topology:
+                if c.mode != "required" or c.key in carried:
+                    continue
+                if it.source:
+                    raise InputError(f"{node.path} requires topology {c.key!r}, a label no "
+                                     "node of the cluster has", file=it.source,
+                                     obj=it.workload.name, field="topology.required")
+                raise InputError(
+                    f"no node has the label {c.key!r} that the {sc.name} scenario's "
+                    f"workloads require (the first: {it.workload.name})", file=req.cluster,
+                    field="--cluster" if req.cluster is not None else "--cluster-spec")
 
 
 def trace_horizon(items: list[TraceItem]) -> float:
@@ -161,8 +201,8 @@ def load_cluster(path: Path) -> tuple[list[Node], list[str] | None]:
 def spec_cluster(spec: str) -> tuple[list[Node], list[str] | None]:
     try:
         levels = parse_levels_spec(spec)
+        nodes = [parse_node(d) for d in generate_nodes(levels, parse_node_spec(DEFAULT_NODE))]
     except InputError as e:
         raise InputError(e.message, field="--cluster-spec") from None
-    nodes = [parse_node(d) for d in generate_nodes(levels, parse_node_spec(DEFAULT_NODE))]
     keys = [level_key(n) for n, _ in levels if level_key(n) != HOSTNAME]
     return nodes, keys

@@ -22,20 +22,26 @@ on a large fixed sample of the scenario's own workload mix, so the same for ever
 
 Every scenario takes keyword knobs (cluster size, hours) so tests can run small
 versions; the knobs and their values are recorded in the result's parameters.
+:func:`check_knobs` checks them against :data:`KNOBS` (their types and ranges) before a
+scenario is built: an unknown knob, a wrong type, a value out of range, a cluster of more
+than a million nodes or a stream of more than :data:`MAX_ARRIVALS` workloads is a
+one-line error naming the knob.
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gangsched.api.errors import InputError
 from gangsched.api.objects import parse_node
 from gangsched.api.types import Node
-from gangsched.cluster.generate import generate_nodes, level_key
+from gangsched.cluster.generate import MAX_NODES, generate_nodes, level_key
 from gangsched.sim.trace import RoleSpec, Topology, TraceItem, WorkloadSpec, build
 
 GPU = "nvidia.com/gpu"
@@ -110,8 +116,15 @@ def arrival_rate(draw: Draw, gpus: int, load: float, gpu: str = GPU) -> float:
     return load * gpus / _mean_offered(draw, gpu)
 
 
+MAX_ARRIVALS = 200_000  # workloads a scenario's stream may hold
+
+
 def poisson(rng: random.Random, rate: float, until: float) -> list[float]:
     """Arrival times of a Poisson process of ``rate`` per second over [0, until)."""
+    expected = rate * until
+    if expected > MAX_ARRIVALS:
+        raise InputError(f"about {expected:,.0f} workloads would arrive; at most "
+                         f"{MAX_ARRIVALS:,} (lower --load or the hours)", field="--param")
     out: list[float] = []
     t = rng.expovariate(rate)
     while t < until:
@@ -338,15 +351,104 @@ SCENARIOS: dict[str, tuple[Callable[..., Scenario], str]] = {
 DEFAULT = "disagg"
 
 
-def _alibaba_disagg(seed: int = 0, **knobs: Any) -> Scenario:
+def _alibaba_disagg(seed: int = 0, *, days: float = 2.0, warmup_hours: float = 6.0,
+                    load: float = 1.0, scale: float = 1.0) -> Scenario:
     from gangsched.sim.disagg2025 import disagg2025
 
-    return disagg2025(seed, **knobs)
+    return disagg2025(seed, days=days, warmup_hours=warmup_hours, load=load, scale=scale)
 
 
 SCENARIOS["alibaba-disagg-2025"] = (
     _alibaba_disagg, "the Alibaba v2025 disaggregated DLRM trace (4,278 nodes, CN and HN "
                      "roles of 156 apps), 2 real days per seed")
+
+
+# -- knobs --------------------------------------------------------------------------------
+
+MAX_HOURS = 366 * 24.0  # a simulated year
+TRACE_DAYS = 31.0  # the span of the Alibaba v2025 trace (its last event: day 30.99)
+MAX_SCENARIO_PODS = 1_000_000
+
+
+@dataclass(frozen=True)
+class Knob:
+    """A scenario knob's type and range (``low_open``: ``low`` itself is not allowed)."""
+
+    kind: type[int] | type[float]
+    low: float
+    high: float
+    low_open: bool = False
+
+
+_LEVEL = Knob(int, 1, MAX_NODES)
+_HOURS = Knob(float, 0, MAX_HOURS, low_open=True)
+_WARMUP = Knob(float, 0, MAX_HOURS)
+KNOBS: dict[str, dict[str, Knob]] = {
+    "disagg": {"zones": _LEVEL, "blocks": _LEVEL, "racks": _LEVEL, "hosts": _LEVEL,
+               "hours": _HOURS, "warmup_hours": _WARMUP, "inference_share": Knob(float, 0, 1)},
+    "training": {"zones": _LEVEL, "blocks": _LEVEL, "racks": _LEVEL, "hosts": _LEVEL,
+                 "hours": _HOURS, "warmup_hours": _WARMUP},
+    "perf-parity": {"racks": _LEVEL, "hosts": _LEVEL, "small": Knob(int, 0, MAX_SCENARIO_PODS),
+                    "large": Knob(int, 0, MAX_SCENARIO_PODS),
+                    "large_pods": Knob(int, 1, MAX_SCENARIO_PODS)},
+    "alibaba-disagg-2025": {"days": Knob(float, 0, TRACE_DAYS, low_open=True),
+                            "warmup_hours": Knob(float, 0, TRACE_DAYS * 24),
+                            "scale": Knob(float, 0, 1, low_open=True)},
+}
+
+
+def _knob_value(key: str, value: object, knob: Knob) -> float:
+    def bad(message: str) -> InputError:
+        return InputError(f"{key}: {message}", field="--param")
+
+    if knob.kind is int and (isinstance(value, bool) or not isinstance(value, int)):
+        raise bad(f"must be an integer, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int | float) \
+            or not math.isfinite(value):
+        raise bad(f"must be a finite number, got {value!r}")
+    if value < knob.low or (knob.low_open and value == knob.low):
+        raise bad(f"must be {'>' if knob.low_open else '>='} {knob.low:g}, got {value:g}")
+    if value > knob.high:
+        raise bad(f"must be at most {knob.high:g}, got {value:g}")
+    return float(value)
+
+
+def check_knobs(name: str, knobs: dict[str, Any], seed: int = 0, load: float = 1.0) -> None:
+    """The scenario's knobs checked (types, ranges, and what they add up to), before the
+    scenario is built; every mistake is an :class:`InputError` on ``--param``."""
+    table = KNOBS.get(name)
+    if table is None:
+        return
+    for key, value in knobs.items():
+        if key not in table:
+            hint = " (set with --seed)" if key == "seed" else ""
+            raise InputError(f"unknown knob {key!r} for scenario {name}{hint}; its knobs: "
+                             f"{', '.join(table)}", field="--param")
+        _knob_value(key, value, table[key])
+    fn, _ = SCENARIOS[name]
+    v = {k: p.default for k, p in inspect.signature(fn).parameters.items()
+         if p.default is not inspect.Parameter.empty} | knobs
+    levels = [k for k in ("zones", "blocks", "racks", "hosts") if k in table]
+    nodes = math.prod(v[k] for k in levels)
+    if nodes > MAX_NODES:
+        raise InputError(f"{' x '.join(f'{k}={v[k]}' for k in levels)} makes {nodes:,} nodes; "
+                         f"at most {MAX_NODES:,}", field="--param")
+    hours = v["days"] * 24 if "days" in table else v.get("hours")
+    if hours is not None and v.get("warmup_hours", 0) >= hours:
+        span = f"days={v['days']:g}" if "days" in table else f"hours={hours:g}"
+        raise InputError(f"warmup_hours: must be shorter than the run ({span}), got "
+                         f"{v['warmup_hours']:g}", field="--param")
+    if name == "perf-parity":
+        pods = 4 * max(1, round(v["small"] * load)) + round(v["large"] * load) * v["large_pods"]
+        if pods > MAX_SCENARIO_PODS:
+            raise InputError(f"small, large and large_pods make {pods:,} pods; at most "
+                             f"{MAX_SCENARIO_PODS:,}", field="--param")
+    if name == "alibaba-disagg-2025" and seed * v["days"] >= TRACE_DAYS:
+        last = math.ceil(TRACE_DAYS / v["days"]) - 1
+        raise InputError(f"seed {seed} would replay days {seed * v['days']:g}-"
+                         f"{(seed + 1) * v['days']:g}, after the end of the trace "
+                         f"({TRACE_DAYS:g} days: seeds 0-{last} with days={v['days']:g})",
+                         field="--seed")
 
 
 def make_scenario(name: str, seed: int = 0, **knobs: Any) -> Scenario:
