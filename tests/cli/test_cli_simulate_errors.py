@@ -76,3 +76,121 @@ def test_alibaba_limit_out_of_range(run: Run, no_run: None, tmp_path: Path,
                                     args: list[str], fragments: list[str]) -> None:
     result = run("simulate", "--alibaba", tmp_path, "--no-report", *args)
     assert_one_line_error(result, *fragments)
+
+
+def test_sweep_checks_knobs_before_any_job(run: Run, no_run: None) -> None:
+    assert_one_line_error(run(*SWEEP, "-P", "hours=-2"), "--param", "hours")
+    assert_one_line_error(run(*SWEEP, "--seed", "-3"), "--seed", ">= 0")
+
+
+def test_sweep_help_names_the_ray_extra(run: Run) -> None:
+    result = run("sweep", "--help", env={"COLUMNS": "300"})
+    assert result.exit_code == 0
+    assert "gangsched[ray]" in result.stdout
+
+
+def test_a_repeated_policy_runs_once(run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gangsched.sim.study as study
+
+    seen: list[list[str]] = []
+    real = study.run_study
+
+    def spy(request: object, seeds: list[int], specs: list[str], *args: object) -> object:
+        seen.append(list(specs))
+        return real(request, seeds, specs, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(study, "run_study", spy)
+    result = run("simulate", *SMALL, "--no-report", "-p", "gangsched", "-p", "gangsched",
+                 "-o", "json")
+    assert result.exit_code == 0, result.output
+    assert seen == [["gangsched"]]
+
+
+def test_save_trace_is_not_written_when_the_options_conflict(run: Run, no_run: None,
+                                                             tmp_path: Path) -> None:
+    saved = tmp_path / "saved.jsonl"
+    result = run("simulate", *SMALL, "--no-report", "--ablation", "-p", "volcano",
+                 "--save-trace", saved)
+    assert_one_line_error(result, "--ablation")
+    assert not saved.exists()
+
+
+@pytest.mark.parametrize("where", ["dir", "missing"])
+def test_save_trace_to_a_bad_path_fails_before_the_run(run: Run, no_run: None,
+                                                       tmp_path: Path, where: str) -> None:
+    target = tmp_path if where == "dir" else tmp_path / "no" / "such" / "t.jsonl"
+    result = run("simulate", *SMALL, "--no-report", "--save-trace", target)
+    assert_one_line_error(result, "--save-trace")
+
+
+def test_save_trace_of_an_empty_builtin_scenario_is_not_called_a_trace(
+        run: Run, tmp_path: Path) -> None:
+    saved = tmp_path / "saved.jsonl"
+    result = run("simulate", "-p", "gangsched", "--seeds", "1", "--workers", "1",
+                 "--no-report", "-P", "zones=1", "-P", "blocks=1", "-P", "racks=1",
+                 "-P", "hours=0.01", "-P", "warmup_hours=0", "--load", "0.01",
+                 "--save-trace", saved)
+    assert result.exit_code == 0, result.output
+    assert saved.read_text() == ""
+
+
+def test_save_trace_of_a_trace_is_refused(run: Run, no_run: None, tmp_path: Path) -> None:
+    trace = tmp_path / "t.jsonl"
+    trace.write_text(json.dumps(WORKLOAD) + "\n")
+    result = run("simulate", "--trace", trace, "--cluster-spec", "rack=2,host=2",
+                 "--no-report", "--save-trace", tmp_path / "s.jsonl")
+    assert_one_line_error(result, "--save-trace", "built-in")
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full")
+def test_save_trace_on_a_full_disk_is_one_line(run: Run) -> None:
+    result = run("simulate", *SMALL, "--no-report", "-p", "gangsched",
+                 "--save-trace", "/dev/full")
+    assert_one_line_error(result, "/dev/full")
+
+
+@pytest.mark.parametrize(
+    ("text", "fragments"),
+    [
+        ("", ["t.jsonl", "no workloads"]),
+        (json.dumps({**WORKLOAD, "topology": {"required": "nolevel"}}) + "\n",
+         ["t.jsonl:1", "nolevel"]),
+        (json.dumps({**WORKLOAD, "arrival": 1e30}) + "\n", ["t.jsonl:1", "arrival"]),
+    ],
+    ids=["empty", "missing level", "absurd arrival"],
+)
+def test_bad_traces_on_the_command_line(run: Run, no_run: None, tmp_path: Path, text: str,
+                                        fragments: list[str]) -> None:
+    trace = tmp_path / "t.jsonl"
+    trace.write_text(text)
+    result = run("simulate", "--trace", trace, "--cluster-spec", "zone=1,rack=2,host=2",
+                 "--no-report")
+    assert_one_line_error(result, *fragments)
+
+
+def test_an_alibaba_directory_without_nodes(run: Run, no_run: None, tmp_path: Path) -> None:
+    (tmp_path / NODE_FILE).write_text("sn,cpu_milli,memory_mib,gpu,model\n")
+    (tmp_path / POD_FILE).write_text(
+        "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,"
+        "deletion_time,scheduled_time\np0,1000,1024,1,500,,LS,Running,0,600,0\n")
+    result = run("simulate", "--alibaba", tmp_path, "--no-report")
+    assert_one_line_error(result, NODE_FILE, "no nodes")
+
+
+def test_scenario_knobs_with_a_trace_are_an_error(run: Run, no_run: None,
+                                                  tmp_path: Path) -> None:
+    trace = tmp_path / "t.jsonl"
+    trace.write_text(json.dumps(WORKLOAD) + "\n")
+    result = run("simulate", "--trace", trace, "--cluster-spec", "rack=2,host=2",
+                 "--no-report", "-P", "hours=2")
+    assert_one_line_error(result, "--param", "--trace")
+
+
+def test_a_builtin_scenario_on_a_cluster_without_its_levels(run: Run, no_run: None,
+                                                           tmp_path: Path) -> None:
+    nodes = tmp_path / "nodes.yaml"
+    result = run("cluster", "generate", "--levels", "zone=1,rack=2,host=2", "--node",
+                 "cpu=128,memory=1Ti,nvidia.com/gpu=8,pods=110", "--output-file", nodes)
+    assert result.exit_code == 0, result.output
+    result = run("simulate", *SMALL, "--no-report", "--cluster", nodes)
+    assert_one_line_error(result, "nodes.yaml", "--cluster", "gangsched.io/block", "disagg")

@@ -112,14 +112,24 @@ def simulate_cmd(
         raise InputError(f"must be between 1 and {MAX_SEEDS}, got {seeds}", field="--seeds")
     if workers is not None and workers < 1:
         raise InputError(f"must be at least 1, got {workers}", field="--workers")
-    specs = [spec_string(s) for s in (policy or list(POLICIES))]
+    if ablation and (sensitivity or policy):
+        raise InputError("runs gangsched and its ablations only: not with --policy or "
+                         "--sensitivity", field="--ablation")
+    specs = policy_specs(policy or list(POLICIES))
     request = ScenarioRequest(
         scenario=scenario, seed=seed, load=load, knobs=parse_params(param or []),
         trace=str(trace) if trace is not None else None,
         cluster=str(cluster) if cluster is not None else None, cluster_spec=cluster_spec,
         alibaba=str(alibaba) if alibaba is not None else None, alibaba_limit=alibaba_limit,
         horizon=horizon)
-    check_request(request)
+    seed_list = list(range(seed, seed + seeds))
+    for s in seed_list:  # every seed: the last may be out of a trace's range
+        check_request(request.with_seed(s))
+    if save_trace is not None:
+        if trace is not None or alibaba is not None:
+            raise InputError("only built-in scenarios can be saved as a trace",
+                             field="--save-trace")
+        check_out_file(save_trace, "--save-trace")
     if out_dir is not None and not no_report:
         check_out_dir(out_dir)  # before the scenario is built (a trace may take a while)
     sc = build_scenario(request)  # errors in the inputs surface here, before any process
@@ -128,9 +138,6 @@ def simulate_cmd(
     if target is not None and out_dir is None:
         check_out_dir(target)  # the default, named after the scenario
     if save_trace is not None:
-        if not sc.specs:
-            raise InputError("only built-in scenarios can be saved as a trace",
-                             field="--save-trace")
         write_trace(sc.specs, save_trace)
         err().print(f"wrote {len(sc.specs):,} workloads to {save_trace}")
     from gangsched.sim.ablation import run_ablation
@@ -138,11 +145,7 @@ def simulate_cmd(
     from gangsched.sim.sensitivity import run_sensitivity
     from gangsched.sim.study import run_study
 
-    seed_list = list(range(seed, seed + seeds))
     extra: dict[str, Any] = {}
-    if ablation and (sensitivity or policy):
-        raise InputError("runs gangsched and its ablations only: not with --policy or "
-                         "--sensitivity", field="--ablation")
     with _progress() as done:
         if ablation:
             study, extra = run_ablation(request, seed_list, workers, done)
@@ -153,6 +156,26 @@ def simulate_cmd(
     summary = study_summary(study)
     summary.update(extra)
     report_summary(study, summary, output, target)
+
+
+def policy_specs(given: list[str]) -> list[str]:
+    """The policy specs in canonical form, each once (in the order first given)."""
+    return list(dict.fromkeys(spec_string(s) for s in given))
+
+
+def check_out_file(path: Path, field: str) -> None:
+    """Fail before any work when ``path`` cannot be written as a file: it is a directory,
+    or its directory is missing or not writable."""
+    import os
+
+    if path.is_dir():
+        raise InputError(f"{path} is a directory", field=field)
+    parent = path.parent
+    if not parent.is_dir():
+        raise InputError(f"{parent} is not a directory", field=field)
+    if not os.access(parent, os.W_OK | os.X_OK) or (
+            path.exists() and not os.access(path, os.W_OK)):
+        raise InputError(f"{path if path.exists() else parent} is not writable", field=field)
 
 
 def spec_string(spec: str) -> str:

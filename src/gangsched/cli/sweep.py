@@ -12,7 +12,7 @@ import typer
 
 from gangsched.api.errors import InputError
 from gangsched.cli.common import check_out_dir, info, print_table
-from gangsched.cli.simulate import DEFAULT, MAX_SEEDS, Format, _progress, say, spec_string
+from gangsched.cli.simulate import DEFAULT, MAX_SEEDS, Format, _progress, policy_specs, say
 
 
 def sweep_cmd(
@@ -35,7 +35,7 @@ def sweep_cmd(
         show_default=False)] = None,
     ray: Annotated[str | None, typer.Option(
         "--ray", help="Run on Ray: auto (a running cluster), local (start one here), or a "
-        "cluster address; needs pip install 'gangsched[ray]'.", show_default=False)] = None,
+        "cluster address; needs pip install 'gangsched\\[ray]'.", show_default=False)] = None,
     out_dir: Annotated[Path, typer.Option(
         "--out-dir", help="Report directory.")] = Path("gangsched-out/sweep"),
     output: Annotated[Format, typer.Option(
@@ -56,11 +56,12 @@ def sweep_cmd(
         check_out_dir(out_dir)
     scenarios = list(dict.fromkeys(scenario or [DEFAULT]))
     loads = list(dict.fromkeys(load or [0.7, 0.9, 1.1]))
-    specs = [spec_string(s) for s in (policy or list(POLICIES))]
+    specs = policy_specs(policy or list(POLICIES))
     base = ScenarioRequest(knobs=parse_params(param or []))
     for sc in scenarios:
         for f in loads:
-            check_request(ScenarioRequest(scenario=sc, load=f, knobs=base.knobs))
+            for s in range(seed, seed + seeds):
+                check_request(ScenarioRequest(scenario=sc, load=f, knobs=base.knobs, seed=s))
     with _progress() as done:
         result = run_sweep(base, scenarios, loads, list(range(seed, seed + seeds)), specs,
                            workers=workers, ray=ray, done=done)
