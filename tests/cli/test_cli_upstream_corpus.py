@@ -132,3 +132,44 @@ def test_jobset_without_replicated_jobs_is_valid_and_places_nothing(
     [w] = json.loads(result.stdout)["workloads"]
     assert (w["kind"], w["name"], w["status"]) == ("JobSet", "jobset-sample", "Waiting")
     assert w["pods"] == []
+
+
+# -- Volcano Job lifecycle policies the webhook denies -----------------------------------
+
+# volcano example/invalid_jobs/duplicatedPolicyEvent-webhook-deny.yaml: "this job will be
+# rejected because one event should not have different action"
+DUPLICATED_POLICY_EVENT = """\
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata:
+  name: test-job-webhook-disallow
+spec:
+  schedulerName: volcano
+  minAvailable: 1
+  tasks:
+  - replicas: 2
+    name: task-1
+    template:
+      spec:
+        containers:
+        - {image: nginx, name: nginx, resources: {requests: {cpu: "1"}}}
+        restartPolicy: OnFailure
+  policies:
+  - event: PodFailed
+    action: RestartJob
+  - event: PodFailed
+    action: AbortJob
+"""
+
+
+def test_vcjob_with_one_event_in_two_policies_is_refused(run: Run, tmp_path: Path) -> None:
+    path = tmp_path / "in.yaml"
+    path.write_text(DUPLICATED_POLICY_EVENT)
+    for command in (("validate", path), ("place", "-f", CLUSTER, "-f", path)):
+        result = run(*command)
+        assert_one_line_error(result, "in.yaml[doc 0]: Job/test-job-webhook-disallow: "
+                              "spec.policies[1]: duplicate event PodFailed across "
+                              "different policy")
+    path.write_text(DUPLICATED_POLICY_EVENT.replace("  - event: PodFailed\n    action: Abort",
+                                                    "  - event: PodEvicted\n    action: Abort"))
+    assert placed(run, tmp_path, path.read_text())["workloads"][0]["status"] == "Admitted"

@@ -271,6 +271,32 @@ INVALID = [
     # the longest pod name counts: <54 a's>-worker-10 has 64 characters, -worker-1 only 63
     (lambda obj: (_set("metadata.name", "a" * 54)(obj), _set("spec.tasks.1.replicas", 11)(obj)),
      "spec.tasks[1].name", "-worker-10'"),
+    # lifecycle policies, as the webhook's validatePolicies checks them
+    (_set("spec.policies", [{"event": "PodFailed", "action": "RestartJob"},
+                            {"event": "PodFailed", "action": "AbortJob"}]),
+     "spec.policies[1]", "duplicate event PodFailed across different policy"),
+    (_set("spec.policies", [{"events": ["PodEvicted", "PodFailed"], "action": "RestartJob"},
+                            {"event": "PodEvicted", "action": "AbortJob"}]),
+     "spec.policies[1]", "duplicate event PodEvicted"),
+    (_set("spec.policies", [{"event": "PodFailed", "exitCode": 3, "action": "AbortJob"}]),
+     "spec.policies[0]", "must not specify event and exitCode simultaneously"),
+    (_set("spec.policies", [{"action": "AbortJob"}]), "spec.policies[0]",
+     "either event and exitCode should be specified"),
+    (_set("spec.policies", [{"event": "PodRunning", "action": "AbortJob"}]),
+     "spec.policies[0].event", "invalid policy event 'PodRunning'"),
+    (_set("spec.policies", [{"event": "PodFailed", "action": "SyncJob"}]),
+     "spec.policies[0].action", "invalid policy action 'SyncJob'"),
+    (_set("spec.policies", [{"exitCode": 0, "action": "RestartJob"}]),
+     "spec.policies[0].exitCode", "0 is not a valid error code"),
+    (_set("spec.policies", [{"exitCode": 3, "action": "RestartJob"},
+                            {"exitCode": 3, "action": "AbortJob"}]),
+     "spec.policies[1].exitCode", "duplicate exitCode 3"),
+    (_set("spec.policies", [{"event": "*", "action": "RestartJob"},
+                            {"event": "PodEvicted", "action": "AbortJob"}]),
+     "spec.policies", "if there's * here, no other policy should be here"),
+    (_set("spec.tasks.1.policies", [{"event": "TaskCompleted", "action": "CompleteJob"},
+                                    {"event": "TaskCompleted", "action": "AbortJob"}]),
+     "spec.tasks[1].policies[1]", "duplicate event TaskCompleted"),
 ]
 
 
@@ -289,6 +315,18 @@ def test_invalid_job_is_a_one_line_error(tmp_path: Path, change: Callable[[dict[
         assert line.startswith("error: ") or command == "validate"
         assert f"{path}[doc 1]" in line and f"Job/{name}" in line, line
         assert field in line and message in line, line
+
+
+def test_valid_lifecycle_policies_are_accepted(tmp_path: Path) -> None:
+    # exit codes and events in separate policies, one event list, a task's own policies
+    obj = job([task("ps", 1, gpu=0, policies=[{"event": "TaskCompleted",
+                                               "action": "CompleteJob"}]),
+               task("worker", 2, policies=[{"event": "PodFailed", "action": "RestartTask"}])],
+              policies=[{"events": ["PodEvicted", "PodFailed"], "action": "RestartJob"},
+                        {"exitCode": 137, "action": "AbortJob"},
+                        {"event": "Unknown", "action": "RestartJob", "timeout": "1m"}])
+    result = run("validate", write(tmp_path, [flat(2), obj]))
+    assert result.exit_code == 0, result.output
 
 
 def test_a_bad_job_places_nothing_else(tmp_path: Path) -> None:

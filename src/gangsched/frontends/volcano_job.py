@@ -38,12 +38,14 @@ task, queue and priority class names) and the validating webhook's
 ``minAvailable`` at most its ``replicas``, ``spec.minAvailable`` at most the tasks' total
 replicas, ``replicas = totalPartitions x partitionSize``, ``minAvailable =
 minPartitions x partitionSize`` when both are set, ``highestTierAllowed`` and
-``highestTierName`` not both, the job name and ``<job>-<task>-<index>`` qualified names.
+``highestTierName`` not both, the job name and ``<job>-<task>-<index>`` qualified names,
+and the job's and tasks' lifecycle ``policies`` (``validate/util.go``: events or an exit
+code, not both; known events and actions; no event or exit code twice; ``*`` alone).
 Fields that change what the scheduler sees but that gangsched does not model are warned
 about: ``dependsOn`` (the controller creates a task's pods only once the tasks it depends
 on run; gangsched creates them all at once) and a NUMA ``topologyPolicy``. Lifecycle
-``policies``, ``plugins``, ``volumes``, ``maxRetry``, ``minSuccess``, ``ttlSecondsAfterFinished``
-and ``runningEstimate`` act after scheduling and are ignored.
+``policies`` (once checked), ``plugins``, ``volumes``, ``maxRetry``, ``minSuccess``,
+``ttlSecondsAfterFinished`` and ``runningEstimate`` act after scheduling and are ignored.
 """
 
 from __future__ import annotations
@@ -59,6 +61,8 @@ from gangsched.api.loader import Document, Inputs, Kind
 from gangsched.api.objects import (
     PodTemplate,
     about,
+    as_int,
+    as_list,
     as_mapping,
     as_str,
     as_str_map,
@@ -77,6 +81,7 @@ from gangsched.frontends.volcano import (
 from gangsched.frontends.volcano import (
     DEFAULT_QUEUE,
     GROUP_NAME_ANNOTATION,
+    INT32_MAX,
     TASK_SPEC_KEY,
     PodGroup,
     add_gangs,
@@ -171,6 +176,54 @@ def _partitions(value: object, path: str, replicas: int) -> Partitions | None:
                                              f"{path}.networkTopology"))
 
 
+# Lifecycle policy events and actions a user may write (volcano-sh/apis bus/v1alpha1;
+# the webhook's policyEventMap and policyActionMap: the others are internal).
+POLICY_EVENTS = ("*", "PodFailed", "PodEvicted", "PodPending", "Unknown", "TaskCompleted",
+                 "TaskFailed", "JobUpdated")
+POLICY_ACTIONS = ("AbortJob", "RestartJob", "RestartTask", "RestartPod", "RestartPartition",
+                  "TerminateJob", "CompleteJob", "ResumeJob")
+
+
+def _check_policies(value: object, path: str) -> None:
+    """``policies`` as the webhook's ``validatePolicies`` checks them (util.go): each names
+    events or an exit code, not both; events and actions a user may write; no event and no
+    exit code in two policies; ``*`` alone. They act after scheduling: nothing is kept."""
+    events: set[str] = set()
+    codes: set[int] = set()
+    for policy, at in mappings(value, path):
+        event = as_str(policy.get("event"), f"{at}.event")
+        listed = [as_str(e, f"{at}.events[{i}]")
+                  for i, e in enumerate(as_list(policy.get("events"), f"{at}.events"))]
+        action = as_str(policy.get("action"), f"{at}.action")
+        code = policy.get("exitCode")
+        if (event or listed) and code is not None:
+            raise InputError("must not specify event and exitCode simultaneously", field=at)
+        if not event and not listed and code is None:
+            raise InputError("either event and exitCode should be specified", field=at)
+        if event or listed:
+            for name in dict.fromkeys([*listed, *([event] if event else [])]):
+                if name not in POLICY_EVENTS:
+                    raise InputError(f"invalid policy event {name!r}",
+                                     field=f"{at}.event" if name == event else f"{at}.events")
+                if action not in POLICY_ACTIONS:
+                    raise InputError(f"invalid policy action {action!r}", field=f"{at}.action")
+                if name in events:
+                    raise InputError(f"duplicate event {name} across different policy",
+                                     field=at)
+                events.add(name)
+            continue
+        number = as_int(code, f"{at}.exitCode")
+        if not -INT32_MAX - 1 <= number <= INT32_MAX:
+            raise InputError(f"must fit in 32 bits, not {number}", field=f"{at}.exitCode")
+        if number == 0:
+            raise InputError("0 is not a valid error code", field=f"{at}.exitCode")
+        if number in codes:
+            raise InputError(f"duplicate exitCode {number}", field=f"{at}.exitCode")
+        codes.add(number)
+    if "*" in events and len(events) > 1:
+        raise InputError("if there's * here, no other policy should be here", field=path)
+
+
 def _task_minimum(item: Mapping[str, Any], path: str, replicas: int,
                   parts: Partitions | None) -> int:
     """The task's minAvailable, defaulted (mutate_job.go) and checked (admit_job.go)."""
@@ -199,6 +252,7 @@ def _parse_task(item: Mapping[str, Any], path: str, index: int,
     template = parse_pod_template(item.get("template"), f"{path}.template")
     spec = as_mapping(as_mapping(item.get("template"), f"{path}.template").get("spec"),
                       f"{path}.template.spec")
+    _check_policies(item.get("policies"), f"{path}.policies")
     if item.get("dependsOn") is not None:
         warnings.append(f"{path}.dependsOn: not modelled: Volcano creates this task's pods "
                         "once the tasks it depends on run; gangsched places them together")
@@ -246,6 +300,7 @@ def parse_job(obj: Mapping[str, Any], origin: Origin | None = None) -> VolcanoJo
         spec = as_mapping(obj.get("spec"), "spec")
         notes: list[str] = []
         tasks = _parse_tasks(spec.get("tasks"), name, notes)
+        _check_policies(spec.get("policies"), "spec.policies")
         queue = as_str(spec.get("queue"), "spec.queue") or DEFAULT_QUEUE
         check_name(queue, "spec.queue", names.dns1123_subdomain, "queue name")
         priority_class = as_str(spec.get("priorityClassName"), "spec.priorityClassName")
