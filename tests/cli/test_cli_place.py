@@ -248,3 +248,29 @@ def test_min_member_over_tasks_of_different_sizes_is_reached_with_the_small_pods
     assert w["status"] == "Admitted"
     placed = sorted(p["name"] for p in w["pods"] if p["node"])
     assert placed == sorted(f"small-{i}" for i in range(16))
+
+
+def test_pods_asking_for_ephemeral_storage_fit_the_example_cluster_and_generated_ones(
+        run: Run, tmp_path: Path) -> None:
+    """Real nodes report ephemeral-storage and upstream examples (vLLM on LWS, Volcano's
+    and Kthena's) request it: the example cluster and ``cluster generate``'s default
+    nodes offer it, so such pods are placed rather than refused for a resource no node
+    offers."""
+    pods = "".join(
+        f"---\napiVersion: v1\nkind: Pod\nmetadata: {{name: s-{i}}}\nspec:\n"
+        f"  schedulerName: gangsched\n  schedulingGroup: {{podGroupName: scratch}}\n"
+        f"  containers:\n  - name: c\n    image: x\n    resources:\n"
+        f"      requests: {{cpu: '4', ephemeral-storage: 200Gi, nvidia.com/gpu: '8'}}\n"
+        for i in range(2))
+    path = tmp_path / "scratch.yaml"
+    path.write_text("apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\n"
+                    "metadata: {name: scratch}\nspec:\n  schedulingPolicy:\n"
+                    "    gang: {minCount: 2}\n" + pods)
+    generated = tmp_path / "generated.yaml"
+    made = run("cluster", "generate", "--levels", "rack=1,host=2", "--output-file", generated)
+    assert made.exit_code == 0, made.output
+    for cluster in (EXAMPLES / "cluster-small.yaml", generated):
+        result = run("place", "-f", cluster, "-f", path, "-o", "json")
+        assert result.exit_code == 0, result.output
+        [w] = json.loads(result.stdout)["workloads"]
+        assert w["status"] == "Admitted" and len({p["node"] for p in w["pods"]}) == 2

@@ -72,7 +72,7 @@ def generate(
     node: Annotated[
         str,
         typer.Option("--node", help="Allocatable (and capacity) of every node."),
-    ] = "cpu=128,memory=1Ti,nvidia.com/gpu=8,pods=110",
+    ] = "cpu=128,memory=1Ti,nvidia.com/gpu=8,ephemeral-storage=1Ti,pods=110",
     prefix: Annotated[str, typer.Option("--prefix", help="Node name prefix.")] = "node",
     output: Annotated[Format, typer.Option(
         "--output", "-o", help="Multi-document YAML, or a JSON v1 List (as kubectl -o json).")
