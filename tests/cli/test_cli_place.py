@@ -166,8 +166,7 @@ def test_waiting_podgroup_shows_its_minimum_and_pending_pods(run: Run, tmp_path:
 
 
 def gpu_gang(tmp_path: Path, resources: str, deadline: str = "") -> Path:
-    """A two-pod Workload API gang whose pods each state ``resources`` (16 GPUs: more
-    than any node of the example cluster has, 8)."""
+    """A two-pod Workload API gang (``train``) whose pods each state ``resources``."""
     pods = "".join(
         f"---\napiVersion: v1\nkind: Pod\nmetadata: {{name: t-{i}}}\nspec:\n"
         f"  schedulerName: gangsched\n  schedulingGroup: {{podGroupName: train}}\n{deadline}"
@@ -256,16 +255,8 @@ def test_pods_asking_for_ephemeral_storage_fit_the_example_cluster_and_generated
     and Kthena's) request it: the example cluster and ``cluster generate``'s default
     nodes offer it, so such pods are placed rather than refused for a resource no node
     offers."""
-    pods = "".join(
-        f"---\napiVersion: v1\nkind: Pod\nmetadata: {{name: s-{i}}}\nspec:\n"
-        f"  schedulerName: gangsched\n  schedulingGroup: {{podGroupName: scratch}}\n"
-        f"  containers:\n  - name: c\n    image: x\n    resources:\n"
-        f"      requests: {{cpu: '4', ephemeral-storage: 200Gi, nvidia.com/gpu: '8'}}\n"
-        for i in range(2))
-    path = tmp_path / "scratch.yaml"
-    path.write_text("apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\n"
-                    "metadata: {name: scratch}\nspec:\n  schedulingPolicy:\n"
-                    "    gang: {minCount: 2}\n" + pods)
+    path = gpu_gang(tmp_path, "{requests: {cpu: '4', ephemeral-storage: 200Gi, "
+                              "nvidia.com/gpu: '8'}}")
     generated = tmp_path / "generated.yaml"
     made = run("cluster", "generate", "--levels", "rack=1,host=2", "--output-file", generated)
     assert made.exit_code == 0, made.output
