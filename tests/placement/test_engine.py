@@ -420,3 +420,20 @@ def test_pods_already_running_count_against_the_cap() -> None:
 def test_reason_for_a_lone_child_is_not_repeated() -> None:
     d = place(group("b", [podset("b/w", 5, gpu=8)]), flat(2))
     assert d.reason.count("needs") == 1
+
+
+def test_a_set_capped_per_node_goes_before_larger_pods_that_would_take_its_nodes() -> None:
+    """Three nodes of 8 GPUs. prefill: 3 pods of 4 GPUs (the larger pods: more CPU);
+    decode: 3 pods of 4 GPUs, at most one a node, so it needs all three nodes. Packed first,
+    prefill fills one node and half of another, and decode finds two nodes; placed first,
+    decode takes one slot on each node and prefill fits beside it."""
+    state = cluster((("zone", 1), ("rack", 1), ("host", 3)))
+    unit = group("job", [
+        group("job/prefill", [podset("job/prefill/w", 3, gpu=4, cpu=16_000)]),
+        group("job/decode", [podset("job/decode/w", 3, gpu=4, cpu=2_000, max_per_node=1)]),
+    ])
+    d = place(unit, state)
+    assert d.admitted, d.reason
+    decode = pods_of(d, "job-decode")
+    assert len(decode) == 3 and len(set(decode.values())) == 3
+    assert len(pods_of(d, "job-prefill")) == 3

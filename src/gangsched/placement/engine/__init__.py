@@ -17,7 +17,8 @@ module each:
    its level inside the parent's domain, prune them with vectorized fit-count sums,
    dry-run the best few in the transaction, keep the best by score (room for the extras
    the node wants, then tight fit, then fewest nodes) and recurse. Siblings go most
-   constrained first, then largest pods first; they are searched depth-first, and when a
+   constrained first (narrowest level, then most nodes their per-node caps spread them
+   over), then largest pods first; they are searched depth-first, and when a
    later sibling fails, earlier siblings' alternatives are tried within a bounded budget
    (backtracking).
 3. **Extras** (:mod:`.extras`). With the minimum held, the rest is added by

@@ -85,6 +85,7 @@ class Facts:
         self._weights: dict[int, float] = {}
         self._sizes: dict[int, int] = {}
         self._simple: dict[int, bool] = {}
+        self._spread: dict[int, int] = {}
         self._required: dict[int, str | None] = {}
         self._cross: dict[int, Constraint | None] = {}
         self._held: dict[int, np.ndarray] = {}
@@ -256,11 +257,26 @@ class Facts:
 
     # -- topology -----------------------------------------------------------------------
 
-    def placement_order(self, node: TreeNode, index: int) -> tuple[int, float, float, int]:
-        """Siblings are placed most constrained first (narrowest required level), then
-        largest pods first (first-fit decreasing), then largest minimum, then as listed."""
+    def placement_order(self, node: TreeNode, index: int) -> tuple[int, int, float, float, int]:
+        """Siblings are placed most constrained first (narrowest required level, then the
+        most nodes their per-node caps make them spread over: larger pods placed before
+        could take the nodes they need), then largest pods first (first-fit decreasing),
+        then largest minimum, then as listed."""
         biggest = max((self.shape_weight(d.shape) for d in self.demand(node)), default=0.0)
-        return (-self.narrowness(node), -biggest, -self.weight(node), index)
+        return (-self.narrowness(node), -self.spread(node), -biggest, -self.weight(node), index)
+
+    def spread(self, node: TreeNode) -> int:
+        """The most nodes a pod set under ``node`` must spread its minimum over by its
+        per-node cap (0: none needs two)."""
+        n = self._spread.get(id(node))
+        if n is None:
+            if isinstance(node, PodSet):
+                cap = node.max_pods_per_node
+                n = -(-node.min_pods // cap) if cap and node.min_pods > 1 else 0
+            else:
+                n = max((self.spread(c) for c in node.children), default=0)
+            self._spread[id(node)] = n
+        return n
 
     def required(self, node: TreeNode) -> str | None:
         """The narrowest required key of the chain on the node (it implies the wider ones;
