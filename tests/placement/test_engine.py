@@ -437,3 +437,22 @@ def test_a_set_capped_per_node_goes_before_larger_pods_that_would_take_its_nodes
     decode = pods_of(d, "job-decode")
     assert len(decode) == 3 and len(set(decode.values())) == 3
     assert len(pods_of(d, "job-prefill")) == 3
+
+
+def test_a_pod_count_minimum_is_reached_by_trying_a_sibling_elsewhere() -> None:
+    """The root needs 5 pods: 1 of ``one`` (preferring a block) and at least 4 of
+    ``many`` (2 required, in one block). ``many`` takes block b0, where 4 nodes are free;
+    ``one`` then prefers b0 too (as tight as b1, listed first) and takes a node ``many``
+    needed to grow to 4. The engine tries ``one``'s next block instead of giving up."""
+    state = cluster((("zone", 1), ("block", 2), ("rack", 1), ("host", 4)))
+    for name in [n.name for n in state.topology.nodes if "-b1-" in n.name][:2]:
+        take(state, name, gpu=8)
+    unit = group("job", [
+        podset("job/one", 1, gpu=8, topology=cons("block~")),
+        podset("job/many", 6, gpu=8, min_pods=2, topology=cons("block")),
+    ], min_pods=5)
+    d = place(unit, state)
+    assert d.admitted, d.reason
+    many = pods_of(d, "job-many")
+    assert len(many) >= 4 and len(pods_of(d, "job-one")) == 1
+    assert len(labels_of(state, Decision("job", True, many), BLOCK)) == 1

@@ -149,7 +149,8 @@ def explain_cmd(
 
 def _attempt_dict(a: AttemptLog) -> dict[str, Any]:
     return {"number": a.number, "nodeOrder": "pack" if a.pack else "spread",
-            "minimum": "own" if a.whole else "raised", "explanation": a.explanation,
+            "minimum": "own" if a.whole else "raised", "cappedFirst": a.caps_first,
+            "explanation": a.explanation,
             "levels": [{**{k: v for k, v in dataclasses.asdict(t).items() if k != "domains"},
                         "best": t.best.label if t.best else None,
                         "domains": [dataclasses.asdict(d) for d in t.domains.values()]}
@@ -215,6 +216,8 @@ def _attempt_title(a: AttemptLog, last: bool, admitted: bool) -> str:
                 "the earlier ones")
     what = "the minimum" if a.whole else "the minimum raised toward what it asks"
     order = "pods packed onto the fullest nodes" if a.pack else "spread onto the emptiest"
+    if a.caps_first:
+        order += ", sets capped per node before larger siblings"
     verdict = "placed" if last and admitted else "no placement"
     return f"Attempt {a.number}: {what}, {order}: {verdict}"
 

@@ -17,10 +17,10 @@ module each:
    its level inside the parent's domain, prune them with vectorized fit-count sums,
    dry-run the best few in the transaction, keep the best by score (room for the extras
    the node wants, then tight fit, then fewest nodes) and recurse. Siblings go most
-   constrained first (narrowest level, then most nodes their per-node caps spread them
-   over), then largest pods first; they are searched depth-first, and when a
-   later sibling fails, earlier siblings' alternatives are tried within a bounded budget
-   (backtracking).
+   constrained first (narrowest level), then largest pods first (a last attempt puts
+   sets that per-node caps spread over several nodes before larger pods); they are
+   searched depth-first, and when a later sibling fails, earlier siblings' alternatives
+   are tried within a bounded budget (backtracking).
 3. **Extras** (:mod:`.extras`). With the minimum held, the rest is added by
    water-filling: repeatedly grow the child with the lowest placed/asked ratio, each
    extra child placed all-or-nothing inside its parent's domain (spilling to wider scopes

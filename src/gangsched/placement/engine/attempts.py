@@ -7,7 +7,10 @@ Attempts, in order; the first that places the minimum wins:
    spread (equal fractions are the proportional split, so extras stay fair while the
    full search places them; these attempts get a smaller budget);
 2. the minimum itself, packed (a set spanning nodes fills the fullest nodes first);
-3. the minimum, spread (the emptiest nodes first).
+3. the minimum, spread (the emptiest nodes first);
+4. when a pod set's per-node cap spreads its minimum over several nodes: the minimum
+   once more, with such sets placed before their larger siblings (whose pods could take
+   the nodes they need).
 
 Each attempt is one :class:`~.search.Search` with its own transaction, budget and notes,
 and returns an :class:`Outcome`: placed, or unschedulable with its notes. When none
@@ -53,6 +56,7 @@ class Attempt(NamedTuple):
     backtrack: int  # Budget.backtrack
     score: int  # Budget.score
     own: TreeNode  # where an extra child reads its own minimum (see attempts())
+    caps_first: bool = False  # Search.caps_first
 
 
 @dataclass(slots=True)
@@ -98,13 +102,17 @@ def attempts(unit: TreeNode, facts: Facts, opts: Options, minimum: int) -> Itera
                               unit if order == "pack" else tree)
     for order in orders:
         yield Attempt(unit, order, opts.backtrack_budget, opts.score_budget, unit)
+    if opts.child_order == "size" and facts.spread(unit) > 1:
+        # a set that its per-node cap spreads over several nodes, placed after larger
+        # pods, may find they took the nodes it needs: once more, capped sets first
+        yield Attempt(unit, orders[0], opts.backtrack_budget, opts.score_budget, unit, True)
 
 
 def run(attempt: Attempt, facts: Facts, domains: Domains, opts: Options) -> Outcome:
     """Search the attempt's tree for its minimum over the whole cluster."""
     budget = Budget(attempt.backtrack, attempt.score, opts.max_dry_runs)
     search = Search(facts, domains, opts, budget, pack=attempt.node_order == "pack",
-                    own=attempt.own)
+                    own=attempt.own, caps_first=attempt.caps_first)
     if search.log is not None:
         search.log.attempt(search, attempt.node_order == "pack", attempt.tree, facts.unit)
     root = search.first(attempt.tree)

@@ -100,18 +100,12 @@ def reach(s: Search, res: GroupPlacement, want: int) -> int:
     it goes. Returns pods added."""
     txn = s.txn
     m = txn.mark()
-    saved = _save(res, [])
+    saved = snapshot(res)
     added = grow(s, res, want)
     if added >= want:
         return added
     txn.rollback_to(m)
-    for r, n_nodes, placed, kids in saved:
-        r.placed = placed
-        if isinstance(r, SetPlacement):
-            del r.nodes[n_nodes:], r.counts[n_nodes:]
-        else:
-            for k in [k for k in r.kids if k not in kids]:
-                del r.kids[k]
+    restore(saved)
     facts = s.facts
     children = res.node.children
     order = sorted(range(len(children)), key=lambda i: (
@@ -128,14 +122,29 @@ def reach(s: Search, res: GroupPlacement, want: int) -> int:
     return added
 
 
-def _save(r: Placement, out: list[tuple[Placement, int, int, frozenset[int]]]
-          ) -> list[tuple[Placement, int, int, frozenset[int]]]:
-    """What :func:`reach` needs to undo growth in place: per placement of the subtree,
-    (it, its node arrays, pods placed, children placed)."""
+Snapshot = list[tuple[Placement, int, int, frozenset[int]]]
+
+
+def snapshot(r: Placement, out: Snapshot | None = None) -> Snapshot:
+    """What undoing growth of a placed subtree in place needs (with the transaction rolled
+    back to a mark taken with it, :func:`restore`): per placement of the subtree, (it,
+    its node arrays, pods placed, children placed)."""
+    out = [] if out is None else out
     if isinstance(r, SetPlacement):
         out.append((r, len(r.nodes), r.placed, frozenset()))
         return out
     out.append((r, 0, r.placed, frozenset(r.kids)))
     for k in r.kids.values():
-        _save(k, out)
+        snapshot(k, out)
     return out
+
+
+def restore(saved: Snapshot) -> None:
+    """Put the placements of a :func:`snapshot` back as they were."""
+    for r, n_nodes, placed, kids in saved:
+        r.placed = placed
+        if isinstance(r, SetPlacement):
+            del r.nodes[n_nodes:], r.counts[n_nodes:]
+        else:
+            for k in [k for k in r.kids if k not in kids]:
+                del r.kids[k]

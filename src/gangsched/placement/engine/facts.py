@@ -257,13 +257,15 @@ class Facts:
 
     # -- topology -----------------------------------------------------------------------
 
-    def placement_order(self, node: TreeNode, index: int) -> tuple[int, int, float, float, int]:
-        """Siblings are placed most constrained first (narrowest required level, then the
-        most nodes their per-node caps make them spread over: larger pods placed before
-        could take the nodes they need), then largest pods first (first-fit decreasing),
-        then largest minimum, then as listed."""
+    def placement_order(self, node: TreeNode, index: int, caps_first: bool = False
+                        ) -> tuple[int, int, float, float, int]:
+        """Siblings are placed most constrained first (narrowest required level; with
+        ``caps_first``, then the most nodes their per-node caps make them spread over,
+        as larger pods placed before could take the nodes they need), then largest pods
+        first (first-fit decreasing), then largest minimum, then as listed."""
         biggest = max((self.shape_weight(d.shape) for d in self.demand(node)), default=0.0)
-        return (-self.narrowness(node), -self.spread(node), -biggest, -self.weight(node), index)
+        spread = self.spread(node) if caps_first else 0
+        return (-self.narrowness(node), -spread, -biggest, -self.weight(node), index)
 
     def spread(self, node: TreeNode) -> int:
         """The most nodes a pod set under ``node`` must spread its minimum over by its

@@ -10,7 +10,8 @@ decision's transaction. A pod set places its minimum (:mod:`.pods`); a group pla
 ``min_groups`` children by a depth-first search over its siblings, most constrained and
 largest first: when a later sibling cannot be placed, earlier siblings' next alternatives
 are tried, and a child may be left out (it can come back as an extra). A group short of
-its ``min_pods`` grows by water-filling, else cheapest pods first (:mod:`.extras`).
+its ``min_pods`` grows by water-filling, else cheapest pods first (:mod:`.extras`); when
+neither reaches it, earlier siblings' alternatives are tried as for a child that fails.
 
 The alternatives for a node are a generator, best first; each placement it yields stays
 in the transaction while the consumer holds it, and is undone when the consumer asks for
@@ -32,7 +33,7 @@ import numpy as np
 from gangsched.gang import Constraint, Group, PodSet, TreeNode
 from gangsched.placement.engine.domains import Candidates, Domains, Seen
 from gangsched.placement.engine.explain import Notes, QuietNotes
-from gangsched.placement.engine.extras import grow, reach
+from gangsched.placement.engine.extras import grow, reach, restore, snapshot
 from gangsched.placement.engine.facts import Facts
 from gangsched.placement.engine.options import Options
 from gangsched.placement.engine.pods import Pods
@@ -68,7 +69,7 @@ class Search:
 
     def __init__(
         self, facts: Facts, domains: Domains, opts: Options, budget: Budget, *,
-        pack: bool, own: TreeNode,
+        pack: bool, own: TreeNode, caps_first: bool = False,
     ) -> None:
         self.facts = facts
         self.domains = domains
@@ -79,6 +80,7 @@ class Search:
         self.notes = Notes(facts) if opts.explain else QuietNotes(facts)
         self.pods = Pods(facts, self.txn, pack, opts.keep_whole)
         self.own = own  # the tree an extra child's own minimum is read from
+        self.caps_first = caps_first  # siblings capped per node before larger pods
         self.log = current()  # a SearchLog when explaining (read only: see trace.py)
         # no domain of any tier passed the capacity bound for the root: no node order and
         # no other attempt at this minimum can place it
@@ -230,18 +232,24 @@ class Search:
         children = g.children
         order = list(range(len(children)))
         if self.opts.child_order == "size" and len(order) > 1:
-            order.sort(key=lambda i: facts.placement_order(children[i], i))
+            caps_first = self.caps_first
+            order.sort(key=lambda i: facts.placement_order(children[i], i, caps_first))
         need = g.min_groups
         extras_first = self.opts.extras_first
         most = 0  # most children satisfied together in this domain
+        short = -1  # most pods placed where enough children were, short of min_pods
 
         # dfs gets itself as ``again``: a closure naming itself would be a reference cycle,
         # leaving this search's placements to the cyclic collector after every call
         def dfs(pos: int, sat: int, again: Callable[[int, int, Any], bool]) -> bool:
-            nonlocal most
+            nonlocal most, short
             most = max(most, sat)
             if sat >= need:
-                return True
+                got = self._reach_pods(res)
+                if got < 0:
+                    return True
+                short = max(short, got)
+                return False  # too few pods here: earlier siblings' alternatives next
             if len(order) - pos < need - sat:
                 return False
             i = order[pos]
@@ -261,13 +269,28 @@ class Search:
             return again(pos + 1, sat, again)
 
         if not dfs(0, 0, dfs):
-            self.notes.group(g, c, most)
+            if short >= 0:
+                self.notes.group_pods(g, c, short)
+            else:
+                self.notes.group(g, c, most)
             return None
-        res.placed = sum(r.placed for r in res.kids.values())
-        if res.placed < g.min_pods:
-            reach(self, res, g.min_pods - res.placed)
-            if res.placed < g.min_pods:
-                self.notes.group_pods(g, c, res.placed)
-                return None
         return res
+
+    def _reach_pods(self, res: GroupPlacement) -> int:
+        """With enough of the group's children placed: -1 when they hold its
+        ``min_pods`` (grown to it when short, :func:`.extras.reach`); else the most pods
+        they came to, the growth undone (so earlier siblings' alternatives can be tried)."""
+        g = res.node
+        res.placed = sum(r.placed for r in res.kids.values())
+        if res.placed >= g.min_pods:
+            return -1
+        m = self.txn.mark()
+        saved = snapshot(res)
+        reach(self, res, g.min_pods - res.placed)
+        got = res.placed
+        if got >= g.min_pods:
+            return -1
+        self.txn.rollback_to(m)
+        restore(saved)
+        return got
 

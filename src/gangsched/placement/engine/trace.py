@@ -71,6 +71,7 @@ class AttemptLog:
     number: int
     pack: bool  # pods packed onto the fullest nodes (else spread onto the emptiest)
     whole: bool  # the unit's own minimum (else a copy with raised minimums)
+    caps_first: bool = False  # sets capped per node placed before larger siblings
     tiers: dict[tuple[str, str | None], TierLog] = field(default_factory=dict)
     explanation: bool = False  # dry runs made to find the blocking group, after the search
 
@@ -86,7 +87,7 @@ class SearchLog:
 
     def attempt(self, search: Search, pack: bool, tree: TreeNode, unit: TreeNode) -> None:
         log = AttemptLog(len([a for a in self.attempts if not a.explanation]) + 1, pack,
-                         tree is unit)
+                         tree is unit, caps_first=search.caps_first)
         self.attempts.append(log)
         self._current = log
 
