@@ -16,6 +16,7 @@ from gangsched.api.types import (
 from gangsched.cluster.state import ClusterState
 from gangsched.gang import Constraint, Group
 from gangsched.placement import Decision, Options, place
+from gangsched.placement.engine.trace import SearchLog, recording
 from gangsched.testing.builders import (
     BLOCK,
     GPU,
@@ -432,11 +433,17 @@ def test_a_set_capped_per_node_goes_before_larger_pods_that_would_take_its_nodes
         group("job/prefill", [podset("job/prefill/w", 3, gpu=4, cpu=16_000)]),
         group("job/decode", [podset("job/decode/w", 3, gpu=4, cpu=2_000, max_per_node=1)]),
     ])
-    d = place(unit, state)
+    log = SearchLog()
+    with recording(log):
+        d = place(unit, state)
     assert d.admitted, d.reason
     decode = pods_of(d, "job-decode")
     assert len(decode) == 3 and len(set(decode.values())) == 3
     assert len(pods_of(d, "job-prefill")) == 3
+    # the default order failed (packed, then spread); the last attempt, capped sets first,
+    # placed it, and the log (what explain prints) says which attempt that was
+    assert [(a.pack, a.caps_first) for a in log.attempts if not a.explanation] == [
+        (True, False), (False, False), (True, True)]
 
 
 def test_a_pod_count_minimum_is_reached_by_trying_a_sibling_elsewhere() -> None:

@@ -21,9 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from gangsched.cluster.state import ClusterState
+from gangsched.cluster.state import ClusterState, Shape
 from gangsched.gang import Group, podsets
 from gangsched.placement import place
+from gangsched.scheduler.capacity import tally
 from gangsched.testing.builders import GPU, RACK, cons, group, levels_of, nodes, podset, replicas
 
 SIZES: dict[int, tuple[tuple[str, int], ...]] = {
@@ -177,19 +178,14 @@ def _hand_back(state: ClusterState, unit: Group, assignments: dict[str, str]) ->
     """Give the unit's pods back as the scheduler releases a finished gang
     (:func:`gangsched.scheduler.capacity.release`): one change per pod shape."""
     index = state.topology.index
-    by_shape: dict[tuple[tuple[str, int], ...], dict[int, int]] = {}
+    by_shape: dict[Shape, list[int]] = {}
     for ps in podsets(unit):
-        counts = by_shape.setdefault(tuple(sorted(ps.requests.items())), {})
-        for p in ps.pods:
-            node = assignments.get(p)
-            if node is not None:
-                j = index[node]
-                counts[j] = counts.get(j, 0) + 1
-    for requests, counts in by_shape.items():
-        if counts:
-            state._apply(np.fromiter(counts, dtype=np.int64, count=len(counts)),
-                         np.fromiter(counts.values(), dtype=np.int64, count=len(counts)),
-                         state.shape(dict(requests)), sign=+1)
+        by_shape.setdefault(state.shape(ps.requests), []).extend(
+            index[assignments[p]] for p in ps.pods if p in assignments)
+    for shape, js in by_shape.items():
+        if js:
+            nodes, counts = tally(js)
+            state._apply(nodes, counts, shape, sign=+1)
 
 
 def run_place_bench(

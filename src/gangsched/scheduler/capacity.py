@@ -28,7 +28,7 @@ def assume(state: ClusterState, pods: Iterable[tuple[str, str, Mapping[str, int]
         groups.setdefault(state.shape(requests), []).append((key, j))
     txn = state.begin()
     for shape, items in groups.items():
-        nodes, counts = _tally(j for _, j in items)
+        nodes, counts = tally(j for _, j in items)
         txn.place(nodes, counts, shape)
         for key, j in items:
             state.bound[key] = (j, shape)
@@ -36,7 +36,7 @@ def assume(state: ClusterState, pods: Iterable[tuple[str, str, Mapping[str, int]
     txn.commit()
 
 
-def _tally(nodes: Iterable[int]) -> tuple[np.ndarray, np.ndarray]:
+def tally(nodes: Iterable[int]) -> tuple[np.ndarray, np.ndarray]:
     """The distinct node indices and how often each occurs (a dict, not np.unique: a
     gang's few pods cost ~1 us here against ~12 us there)."""
     counts: dict[int, int] = {}
@@ -58,7 +58,7 @@ def release(state: ClusterState, keys: Iterable[str]) -> int:
     txn = state.begin()
     n = 0
     for shape, js in groups.items():
-        nodes, counts = _tally(js)
+        nodes, counts = tally(js)
         txn.place(nodes, -counts, shape)  # a negative take gives back
         n += len(js)
     txn.commit()
