@@ -4,6 +4,7 @@ batch does not fit as it comes (``Options.mix``: the least stranded capacity fir
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from gangsched.api.types import Node
 from gangsched.batch import LOOKAHEAD, Lookahead, batch_mix, place_plan
@@ -92,15 +93,24 @@ def test_a_mix_of_one_shape_changes_no_decision() -> None:
     assert a.assignments == b.assignments
 
 
-def test_the_estimate_puts_pods_where_the_pods_step_would() -> None:
+@pytest.mark.parametrize("equal", [False, True])
+def test_the_estimate_puts_pods_where_the_pods_step_would(equal: bool) -> None:
     """``choose_each`` (the estimate's and the fast path's) takes, slice by slice, the
-    positions and counts ``choose`` takes, in its order."""
+    positions and counts ``choose`` takes, in its order: on slices of any sizes (one
+    sort over all, or a padded grid when they are about one size) and of one size (the
+    grid: a level's domains)."""
     rng = np.random.default_rng(7)
     for _ in range(500):
         n = int(rng.integers(1, 40))
         fit = rng.integers(0, 5, n)
-        cuts = np.sort(rng.choice(np.arange(1, n), size=min(n - 1, int(rng.integers(0, 6))),
-                                  replace=False)) if n > 1 else np.zeros(0, dtype=np.int64)
+        if equal:
+            size = int(rng.integers(1, 6))
+            n = size * int(rng.integers(1, 8))
+            fit = rng.integers(0, 5, n)
+            cuts = np.arange(size, n, size)
+        else:
+            cuts = np.sort(rng.choice(np.arange(1, n), size=min(n - 1, int(rng.integers(0, 6))),
+                                      replace=False)) if n > 1 else np.zeros(0, dtype=np.int64)
         starts, ends = np.r_[0, cuts].astype(np.int64), np.r_[cuts, n].astype(np.int64)
         keep = rng.random(len(starts)) < 0.7
         starts, ends = starts[keep], ends[keep]

@@ -210,6 +210,8 @@ def choose_each(fit: np.ndarray, count: int, starts: np.ndarray, ends: np.ndarra
     lowest), when there is one; else positions by (fit, room, index) until ``count`` are
     placed (fewer when the slice holds fewer)."""
     sizes = ends - starts
+    if len(sizes) and 2 * int(sizes.sum()) >= len(sizes) * int(sizes.max()) > 0:
+        return _choose_grid(fit, count, starts, sizes, room)
     owner = np.repeat(np.arange(len(starts)), sizes)
     pos = np.arange(int(sizes.sum())) + np.repeat(starts - np.cumsum(sizes) + sizes, sizes)
     fv = fit[pos]
@@ -247,3 +249,43 @@ def choose_each(fit: np.ndarray, count: int, starts: np.ndarray, ends: np.ndarra
     take[first[first >= 0]] = count
     chosen = np.flatnonzero(take > 0)
     return pos[chosen], take[chosen].astype(np.int64), owner[chosen]
+
+
+def _choose_grid(fit: np.ndarray, count: int, starts: np.ndarray, sizes: np.ndarray,
+                 room: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`choose_each` on a grid, one row per slice padded to the longest (slices of
+    about one size, such as a level's domains): the same result in fewer, 2-D numpy
+    calls. Padding takes nothing (fit 0)."""
+    n, m = len(starts), int(sizes.max())
+    cols = np.arange(m)
+    idx = starts[:, None] + cols
+    if int(sizes.min()) == m:
+        fv = fit[idx]
+    else:
+        pad = cols >= sizes[:, None]
+        idx[pad] = np.repeat(starts, m - sizes)  # any position in range: its fit is masked
+        fv = fit[idx]
+        fv[pad] = 0
+    # per row: fit, room, index ascending (a stable sort on one key of (fit, room))
+    if room is None:
+        at = np.argsort(fv, axis=1, kind="stable")
+    else:
+        rk = room[idx]
+        rwidth = int(rk.max()) + 1
+        if (int(fv.max()) + 1) * rwidth < 1 << 62:
+            at = np.argsort(fv * rwidth + rk, axis=1, kind="stable")
+        else:  # one key would overflow
+            at = np.lexsort((rk, fv), axis=1)
+    at += np.arange(0, n * m, m)[:, None]  # flat positions, row after row
+    fv = fv.ravel()[at]
+    before = np.cumsum(fv, axis=1) - fv
+    take = np.minimum(fv, count - before)
+    # a row whose largest fit holds them all: its first position that does, alone
+    whole = np.flatnonzero(fv[:, -1] >= count)
+    if len(whole):
+        first = np.argmax(fv[whole] >= count, axis=1)
+        take[whole] = 0
+        take[whole, first] = count
+    chosen = np.flatnonzero(take > 0)
+    pos = idx.ravel()[at.ravel()[chosen]]
+    return pos, take.ravel()[chosen].astype(np.int64), chosen // m
