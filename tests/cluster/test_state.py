@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gangsched.api.types import NodeRequirements, Pod
-from gangsched.cluster.state import ClusterState, _distinct
+from gangsched.cluster.state import _SHAPES, ClusterState, _distinct
 from gangsched.testing.builders import GPU, RACK, cluster, levels_of, nodes
 
 SHAPE = (("zone", 2), ("rack", 2), ("host", 3))
@@ -120,3 +120,23 @@ def test_bound_pods_are_charged_and_released() -> None:
     state.release(pod.key)
     assert state.free[state.rindex[GPU], j] == 8
 
+
+
+def test_a_shape_is_the_same_however_often_and_in_whatever_order_it_is_asked_for() -> None:
+    """``shape`` is memoized by the requests: equal requests give equal shapes (the same
+    object when asked for in the same order), nothing requested or an unknown resource
+    gives what a fresh computation gives, and a full memo starts over without changing
+    any answer."""
+    cs = ClusterState.from_nodes(nodes((("rack", 2), ("host", 2)),
+                                       {"cpu": 8_000, GPU: 8, "pods": 110}))
+    a = cs.shape({"cpu": 1_000, GPU: 8, "pods": 1})
+    assert cs.shape({"cpu": 1_000, GPU: 8, "pods": 1}) is a
+    assert cs.shape({GPU: 8, "pods": 1, "cpu": 1_000}) == a
+    assert a.index == (cs.rindex["cpu"], cs.rindex[GPU], cs.rindex["pods"])
+    assert a.amount == (1_000, 8, 1) and not a.impossible
+    assert cs.shape({"cpu": 0, "pods": 1}).index == (cs.rindex["pods"],)
+    assert cs.shape({"example.com/fpga": 1, "pods": 1}).impossible
+    for i in range(_SHAPES + 10):  # fills the memo past its bound
+        got = cs.shape({"cpu": i + 1})
+        assert got.amount == (i + 1,)
+    assert cs.shape({"cpu": 1_000, GPU: 8, "pods": 1}) == a

@@ -35,6 +35,7 @@ _FIT_CACHE = 256
 # changes an entry may lag behind before it is recomputed whole: this many, or one per 16
 # nodes on a larger cluster (patching that many nodes still costs less than recomputing)
 _JOURNAL = 512
+_SHAPES = 4096  # shapes memoized by their requests (then the memo starts over)
 _SCALAR = 8  # an entry behind by at most this many nodes is patched in scalars
 
 Held = tuple[str, str, str, str, int]
@@ -79,6 +80,7 @@ class ClusterState:
         self.bound: dict[str, tuple[int, Shape]] = {}  # pod key -> (node index, shape)
         self.generation = 0
         self._masks: dict[NodeRequirements, np.ndarray] = {}
+        self._shapes: dict[tuple[tuple[str, int], ...], Shape] = {}  # requests -> shape
         self._cache: OrderedDict[tuple[object, ...], _Entry] = OrderedDict()
         self._totals: np.ndarray | None = None
         self._inv: list[float] | None = None
@@ -208,6 +210,17 @@ class ClusterState:
         return self.free.shape[1]
 
     def shape(self, requests: Mapping[str, int]) -> Shape:
+        """The shape of a pod asking for ``requests`` (memoized: every decision asks for
+        its pod sets' shapes, mostly the same few)."""
+        key = tuple(requests.items())
+        got = self._shapes.get(key)
+        if got is None:
+            if len(self._shapes) >= _SHAPES:
+                self._shapes.clear()
+            got = self._shapes[key] = self._shape(requests)
+        return got
+
+    def _shape(self, requests: Mapping[str, int]) -> Shape:
         idx: list[int] = []
         amt: list[int] = []
         impossible = False

@@ -83,6 +83,7 @@ class Facts:
         self._demand: dict[int, list[Demand]] = {}
         self._desired: dict[int, list[Demand]] = {}
         self._weights: dict[int, float] = {}
+        self._shape_weights: dict[Shape, float] = {}
         self._sizes: dict[int, int] = {}
         self._simple: dict[int, bool] = {}
         self._spread: dict[int, int] = {}
@@ -198,14 +199,19 @@ class Facts:
                 k = (every[0].shape, every[0].req)
                 acc[k] = max(acc.get(k, 0), node.min_pods)
         out = [Demand(s, r, n) for (s, r), n in acc.items()]
-        out.sort(key=lambda x: -self.shape_weight(x.shape) * x.count)
+        if len(out) > 1:
+            out.sort(key=lambda x: -self.shape_weight(x.shape) * x.count)
         return out
 
     def shape_weight(self, shape: Shape) -> float:
         """Dominant-resource share of one pod of the shape."""
-        inv = self.inv_total
-        return max((a * inv[r] for r, a in zip(shape.index, shape.amount, strict=True)),
-                   default=0.0)
+        w = self._shape_weights.get(shape)
+        if w is None:
+            inv = self.inv_total
+            w = self._shape_weights[shape] = max(
+                (a * inv[r] for r, a in zip(shape.index, shape.amount, strict=True)),
+                default=0.0)
+        return w
 
     def weight(self, node: TreeNode) -> float:
         """Dominant-resource size of the node's minimum: bigger children are placed first."""
