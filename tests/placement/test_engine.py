@@ -463,3 +463,22 @@ def test_a_pod_count_minimum_is_reached_by_trying_a_sibling_elsewhere() -> None:
     many = pods_of(d, "job-many")
     assert len(many) >= 4 and len(pods_of(d, "job-one")) == 1
     assert len(labels_of(state, Decision("job", True, many), BLOCK)) == 1
+
+
+def test_the_search_log_says_what_each_domain_of_a_level_too_narrow_holds() -> None:
+    """A gang of 3 pods of 8 GPUs tries hosts first (none holds all three, whatever its
+    load: the level is passed over without bounding each domain), then racks. The log
+    (what explain prints) still names each host with the pods it could take now."""
+    state = cluster((("zone", 1), ("rack", 2), ("host", 2)))
+    busy = state.topology.nodes[1].name
+    take(state, busy, gpu=8)
+    log = SearchLog()
+    with recording(log):
+        d = place(group("job", [podset("job/w", 3, gpu=8)]), state)
+    assert d.admitted, d.reason
+    tiers = log.attempts[0].tiers
+    hosts = tiers[("job", HOST)].domains
+    assert {label.rsplit("/", 1)[-1]: (dom.holds, dom.passed) for label, dom in hosts.items()
+            } == {n.name: (0 if n.name == busy else 1, False) for n in state.topology.nodes}
+    racks = tiers[("job", RACK)].domains
+    assert sorted(dom.holds for dom in racks.values()) == [1, 2]

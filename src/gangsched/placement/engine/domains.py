@@ -80,7 +80,7 @@ class Seen:
     level: Level | None
     lo: int
     hi: int
-    sums: np.ndarray | None = None  # main-shape capacity per domain
+    sums: np.ndarray | None = None  # main-shape capacity per domain (None: not yet read)
     valid: np.ndarray | None = None  # False: the pseudo-domain of nodes lacking the label
     d0: int = 0
     sel: np.ndarray | None = None
@@ -364,20 +364,27 @@ class Domains:
     def _none_hold(self, node: TreeNode, level: Level, lo: int, hi: int, d0: int, d1: int,
                    sel: np.ndarray | None) -> tuple[Candidates, Seen]:
         """:meth:`nested` when no domain of the level could hold the node's minimum even
-        empty (``ClusterState.domain_bound``): no candidate, without bounding each domain;
-        what was seen is what :meth:`nested` records."""
+        empty (``ClusterState.domain_bound``): no candidate, without bounding each domain.
+        What was seen leaves out the per-domain sums (only a search log reads them:
+        :meth:`main_sums`)."""
+        seen = Seen(node, level, lo, hi, None, level.valid[d0:d1], d0, sel)
+        return Candidates(_EMPTY, _EMPTY, _EMPTY, level, self.topo, sel), seen
+
+    def main_sums(self, tier: Seen) -> np.ndarray | None:
+        """The tier's capacity per domain for the node's main shape (of its minimum, else
+        of what it asks for), as :meth:`nested` records it; None without a level."""
+        if tier.sums is not None or tier.level is None or tier.valid is None:
+            return tier.sums
+        node, level, lo, hi, sel = tier.node, tier.level, tier.lo, tier.hi, tier.sel
         dems = self.facts.demand(node)
         main = dems[0] if dems else next(iter(self.facts.desired(node)), None)
-        main_sum: np.ndarray | None = None
-        if main is not None:
-            starts = level.starts[d0:d1]
-            if int(starts[0]) >= lo and int(level.ends[d1 - 1]) <= hi and sel is None:
-                main_sum = self.state.domain_sums(main.shape, main.req, None, level)[d0:d1]
-            else:
-                main_sum = np.add.reduceat(self.capacity_in(main, lo, hi, sel),
-                                           np.maximum(starts, lo) - lo)
-        seen = Seen(node, level, lo, hi, main_sum, level.valid[d0:d1], d0, sel)
-        return Candidates(_EMPTY, _EMPTY, _EMPTY, level, self.topo, sel), seen
+        if main is None:
+            return None
+        d0, d1 = tier.d0, tier.d0 + len(tier.valid)
+        starts = level.starts[d0:d1]
+        if int(starts[0]) >= lo and int(level.ends[d1 - 1]) <= hi and sel is None:
+            return self.state.domain_sums(main.shape, main.req, None, level)[d0:d1]
+        return np.add.reduceat(self.capacity_in(main, lo, hi, sel), np.maximum(starts, lo) - lo)
 
     # -- exclusive domains --------------------------------------------------------------
 

@@ -116,7 +116,7 @@ class SearchLog:
             self._domain(log, SCOPE, holds, bool(len(cands)), True)
             return
         valid = tier.valid
-        sums = tier.sums
+        sums = search.domains.main_sums(tier)
         topo = facts.topo
         holders = search.notes.holders(tier)
         for i in range(0 if valid is None else len(valid)):
