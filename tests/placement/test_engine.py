@@ -482,3 +482,26 @@ def test_the_search_log_says_what_each_domain_of_a_level_too_narrow_holds() -> N
             } == {n.name: (0 if n.name == busy else 1, False) for n in state.topology.nodes}
     racks = tiers[("job", RACK)].domains
     assert sorted(dom.holds for dom in racks.values()) == [1, 2]
+
+
+def test_a_group_satisfied_one_way_tries_its_other_ways_when_a_sibling_then_fails() -> None:
+    """One node of 8 GPUs. ``a`` needs one of its two pod sets (8 GPUs, or CPU only) and
+    is placed first (it requires the host itself); ``b`` needs the 8 GPUs. ``a`` first
+    takes the GPUs (the larger pods); when ``b`` then finds none, the search asks ``a``
+    for its next way on the same node instead of giving the node up: the CPU pod."""
+    state = cluster((("zone", 1), ("rack", 1), ("host", 1)))
+    unit = group("job", [
+        group("job/a", [podset("job/a/big", 1, gpu=8), podset("job/a/small", 1)],
+              min_groups=1, topology=cons("host")),
+        podset("job/b", 1, gpu=8),
+    ])
+    log = SearchLog()
+    with recording(log):
+        d = place(unit, state, Options(extras=False))
+    assert d.admitted, d.reason
+    assert len(pods_of(d, "job-b")) == 1 and len(pods_of(d, "job-a-small")) == 1
+    assert not pods_of(d, "job-a-big")
+    # the attempts that take a group's first way failed; the last one (what explain
+    # names) asked ``a`` for its other ways
+    tried = [a for a in log.attempts if not a.explanation]
+    assert [a.deep for a in tried] == [False] * (len(tried) - 1) + [True]

@@ -150,6 +150,7 @@ def explain_cmd(
 def _attempt_dict(a: AttemptLog) -> dict[str, Any]:
     return {"number": a.number, "nodeOrder": "pack" if a.pack else "spread",
             "minimum": "own" if a.whole else "raised", "cappedFirst": a.caps_first,
+            "otherWays": a.deep,
             "explanation": a.explanation,
             "levels": [{**{k: v for k, v in dataclasses.asdict(t).items() if k != "domains"},
                         "best": t.best.label if t.best else None,
@@ -218,6 +219,8 @@ def _attempt_title(a: AttemptLog, last: bool, admitted: bool) -> str:
     order = "pods packed onto the fullest nodes" if a.pack else "spread onto the emptiest"
     if a.caps_first:
         order += ", sets capped per node before larger siblings"
+    if a.deep:
+        order += ", each group's other ways tried when a later sibling fails"
     verdict = "placed" if last and admitted else "no placement"
     return f"Attempt {a.number}: {what}, {order}: {verdict}"
 

@@ -57,6 +57,7 @@ class Attempt(NamedTuple):
     score: int  # Budget.score
     own: TreeNode  # where an extra child reads its own minimum (see attempts())
     caps_first: bool = False  # Search.caps_first
+    deep: bool = False  # Search.deep
 
 
 @dataclass(slots=True)
@@ -106,13 +107,19 @@ def attempts(unit: TreeNode, facts: Facts, opts: Options, minimum: int) -> Itera
         # a set that its per-node cap spreads over several nodes, placed after larger
         # pods, may find they took the nodes it needs: once more, capped sets first
         yield Attempt(unit, orders[0], opts.backtrack_budget, opts.score_budget, unit, True)
+    if facts.has_choice(unit):
+        # a group that may leave children out, satisfied by the first siblings that fit,
+        # may have taken what a later sibling needed: once more, each group asked for its
+        # other ways before its next domain (last: the budget goes deeper, not wider)
+        yield Attempt(unit, orders[0], opts.backtrack_budget, opts.score_budget, unit,
+                      deep=True)
 
 
 def run(attempt: Attempt, facts: Facts, domains: Domains, opts: Options) -> Outcome:
     """Search the attempt's tree for its minimum over the whole cluster."""
     budget = Budget(attempt.backtrack, attempt.score, opts.max_dry_runs)
     search = Search(facts, domains, opts, budget, pack=attempt.node_order == "pack",
-                    own=attempt.own, caps_first=attempt.caps_first)
+                    own=attempt.own, caps_first=attempt.caps_first, deep=attempt.deep)
     if search.log is not None:
         search.log.attempt(search, attempt.node_order == "pack", attempt.tree, facts.unit)
     root = search.first(attempt.tree)

@@ -273,6 +273,12 @@ class Facts:
         spread = self.spread(node) if caps_first else 0
         return (-self.narrowness(node), -spread, -biggest, -self.weight(node), index)
 
+    def has_choice(self, node: TreeNode) -> bool:
+        """Whether a group at or under ``node`` may leave some of its children out."""
+        return isinstance(node, Group) and (
+            0 < node.min_groups < len(node.children)
+            or any(self.has_choice(c) for c in node.children))
+
     def spread(self, node: TreeNode) -> int:
         """The most nodes a pod set under ``node`` must spread its minimum over by its
         per-node cap (0: none needs two)."""

@@ -33,7 +33,7 @@ import numpy as np
 from gangsched.gang import Constraint, Group, PodSet, TreeNode
 from gangsched.placement.engine.domains import Candidates, Domains, Seen
 from gangsched.placement.engine.explain import Notes, QuietNotes
-from gangsched.placement.engine.extras import grow, reach, restore, snapshot
+from gangsched.placement.engine.extras import Snapshot, grow, reach, restore, snapshot
 from gangsched.placement.engine.facts import Facts
 from gangsched.placement.engine.options import Options
 from gangsched.placement.engine.pods import Pods
@@ -69,7 +69,7 @@ class Search:
 
     def __init__(
         self, facts: Facts, domains: Domains, opts: Options, budget: Budget, *,
-        pack: bool, own: TreeNode, caps_first: bool = False,
+        pack: bool, own: TreeNode, caps_first: bool = False, deep: bool = False,
     ) -> None:
         self.facts = facts
         self.domains = domains
@@ -81,6 +81,9 @@ class Search:
         self.pods = Pods(facts, self.txn, pack, opts.keep_whole)
         self.own = own  # the tree an extra child's own minimum is read from
         self.caps_first = caps_first  # siblings capped per node before larger pods
+        # a group placed one way is asked for its other ways (other siblings, or siblings
+        # elsewhere) when a later sibling fails, before its next candidate domain
+        self.deep = deep
         self.log = current()  # a SearchLog when explaining (read only: see trace.py)
         # no domain of any tier passed the capacity bound for the root: no node order and
         # no other attempt at this minimum can place it
@@ -142,12 +145,19 @@ class Search:
                 if budget.dry_runs >= budget.max_dry_runs:
                     return
                 m = txn.mark()
-                r = self.place_in(node, cands[j], (lo, hi, sel), spill)
-                if self.log is not None:
-                    self.log.tried(self, node, cands[j], r is not None)
-                if r is not None:
-                    yielded = True
+                placed = False
+                for r in self._placements(node, cands[j], (lo, hi, sel), spill):
+                    if not placed and self.log is not None:
+                        self.log.tried(self, node, cands[j], True)
+                    placed = yielded = True
                     yield r
+                    if not self.deep:
+                        break  # the node's other ways in this candidate: in a deep search
+                    if not budget.spend_backtrack():
+                        txn.rollback_to(m)
+                        return
+                if not placed and self.log is not None:
+                    self.log.tried(self, node, cands[j], False)
                 txn.rollback_to(m)
         if not yielded:
             self.notes.failure(node, seen)
@@ -210,6 +220,14 @@ class Search:
         self, node: TreeNode, c: Candidate, scope: Scope, spill: Spill = ()
     ) -> Placement | None:
         """Place node's minimum inside candidate c (chosen within the parent's scope)."""
+        return next(self._placements(node, c, scope, spill), None)
+
+    def _placements(
+        self, node: TreeNode, c: Candidate, scope: Scope, spill: Spill = ()
+    ) -> Iterator[Placement]:
+        """Placements of node's minimum inside candidate c, best first, as
+        :meth:`alternatives` yields them: a pod set's one; a group's, one per way its
+        depth-first search satisfies it (:meth:`_place_group`)."""
         self.budget.dry_runs += 1
         outer = self.domains.outer(node, c, scope, spill)
         if isinstance(node, PodSet):
@@ -218,15 +236,18 @@ class Search:
             # node tried narrower only for locality (Options.narrow) is for extras, so
             # a minimum that does not fit its narrow domain fails there and the next
             # wider level is tried as a candidate of its own
-            if node.min_pods and self.pods.add(
-                    res, node.min_pods, self.domains.for_minimum(outer)) < node.min_pods:
-                return None
-            return res
-        return self._place_group(node, c, outer)
+            if not node.min_pods or self.pods.add(
+                    res, node.min_pods, self.domains.for_minimum(outer)) >= node.min_pods:
+                yield res
+            return
+        yield from self._place_group(node, c, outer)
 
-    def _place_group(self, g: Group, c: Candidate, outer: Spill) -> GroupPlacement | None:
+    def _place_group(self, g: Group, c: Candidate, outer: Spill) -> Iterator[GroupPlacement]:
         """Depth-first over the children in placement order: ``min_groups`` of them
-        satisfied together, earlier siblings' alternatives tried when a later one fails."""
+        satisfied together, earlier siblings' alternatives tried when a later one fails.
+        Each way found is yielded, live in the transaction; asked for the next, the
+        search undoes its last step and goes on (a sibling placed elsewhere, or another
+        set of siblings), so a failure further up can try the group's other choices."""
         res = GroupPlacement(g, c.lo, c.hi, outer, c, c.sel)
         facts, txn = self.facts, self.txn
         children = g.children
@@ -238,20 +259,28 @@ class Search:
         extras_first = self.opts.extras_first
         most = 0  # most children satisfied together in this domain
         short = -1  # most pods placed where enough children were, short of min_pods
+        found = False
 
         # dfs gets itself as ``again``: a closure naming itself would be a reference cycle,
         # leaving this search's placements to the cyclic collector after every call
-        def dfs(pos: int, sat: int, again: Callable[[int, int, Any], bool]) -> bool:
-            nonlocal most, short
+        def dfs(pos: int, sat: int, again: Callable[[int, int, Any], Iterator[GroupPlacement]]
+                ) -> Iterator[GroupPlacement]:
+            nonlocal most, short, found
             most = max(most, sat)
             if sat >= need:
-                got = self._reach_pods(res)
+                m = txn.mark()
+                got, saved = self._reach_pods(res)
                 if got < 0:
-                    return True
+                    found = True
+                    yield res
+                    txn.rollback_to(m)  # asked for another way: undo the growth first
+                    if saved is not None:
+                        restore(saved)
+                    return
                 short = max(short, got)
-                return False  # too few pods here: earlier siblings' alternatives next
+                return  # too few pods here: earlier siblings' alternatives next
             if len(order) - pos < need - sat:
-                return False
+                return
             i = order[pos]
             child = children[i]
             m = txn.mark()
@@ -259,38 +288,37 @@ class Search:
                 res.kids[i] = r
                 if extras_first:
                     grow(self, r, facts.size(child))
-                if again(pos + 1, sat + 1, again):
-                    return True
+                yield from again(pos + 1, sat + 1, again)
                 del res.kids[i]
             txn.rollback_to(m)
             if len(order) - pos - 1 < need - sat:
-                return False
+                return
             # leave this child out; it may come back as an extra
-            return again(pos + 1, sat, again)
+            yield from again(pos + 1, sat, again)
 
-        if not dfs(0, 0, dfs):
+        yield from dfs(0, 0, dfs)
+        if not found:
             if short >= 0:
                 self.notes.group_pods(g, c, short)
             else:
                 self.notes.group(g, c, most)
-            return None
-        return res
 
-    def _reach_pods(self, res: GroupPlacement) -> int:
-        """With enough of the group's children placed: -1 when they hold its
-        ``min_pods`` (grown to it when short, :func:`.extras.reach`); else the most pods
-        they came to, the growth undone (so earlier siblings' alternatives can be tried)."""
+    def _reach_pods(self, res: GroupPlacement) -> tuple[int, Snapshot | None]:
+        """With enough of the group's children placed: (-1, what to restore to undo the
+        growth, or None when there was none) when they hold its ``min_pods`` (grown to it
+        when short, :func:`.extras.reach`); else (the most pods they came to, None), the
+        growth undone (so earlier siblings' alternatives can be tried)."""
         g = res.node
         res.placed = sum(r.placed for r in res.kids.values())
         if res.placed >= g.min_pods:
-            return -1
+            return -1, None
         m = self.txn.mark()
         saved = snapshot(res)
         reach(self, res, g.min_pods - res.placed)
         got = res.placed
         if got >= g.min_pods:
-            return -1
+            return -1, saved
         self.txn.rollback_to(m)
         restore(saved)
-        return got
+        return got, None
 

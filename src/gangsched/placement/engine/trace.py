@@ -72,6 +72,7 @@ class AttemptLog:
     pack: bool  # pods packed onto the fullest nodes (else spread onto the emptiest)
     whole: bool  # the unit's own minimum (else a copy with raised minimums)
     caps_first: bool = False  # sets capped per node placed before larger siblings
+    deep: bool = False  # groups asked for their other ways when a later sibling fails
     tiers: dict[tuple[str, str | None], TierLog] = field(default_factory=dict)
     explanation: bool = False  # dry runs made to find the blocking group, after the search
 
@@ -87,7 +88,7 @@ class SearchLog:
 
     def attempt(self, search: Search, pack: bool, tree: TreeNode, unit: TreeNode) -> None:
         log = AttemptLog(len([a for a in self.attempts if not a.explanation]) + 1, pack,
-                         tree is unit, caps_first=search.caps_first)
+                         tree is unit, caps_first=search.caps_first, deep=search.deep)
         self.attempts.append(log)
         self._current = log
 
