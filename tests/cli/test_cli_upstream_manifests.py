@@ -179,3 +179,46 @@ def test_generated_names_are_unique_within_one_load(run: Run, tmp_path: Path) ->
     assert result.exit_code == 0, result.output
     names = result.stdout.split()
     assert len(names) == 4 and len(set(names)) == 4
+
+
+def _generated(text: str, name: str) -> str:
+    """``text`` with the object named ``name`` named by ``generateName: <name>-`` instead."""
+    assert text.count(f"  name: {name}\n") == 1
+    return text.replace(f"  name: {name}\n", f"  generateName: {name}-\n")
+
+
+def test_volcano_and_kthena_objects_may_be_named_by_generate_name(
+        run: Run, tmp_path: Path) -> None:
+    """As the API server names any object, CRDs included: a Volcano Job, a Kthena
+    ModelServing, a Volcano PodGroup and a HyperNode named only by ``generateName`` get
+    ``<prefix><five characters>`` and are placed (or checked) as when named."""
+    job = tmp_path / "job.yaml"
+    job.write_text(_generated((EXAMPLES / "volcano-job.yaml").read_text(), "llm-train"))
+    result = run("place", "-f", CLUSTER, "-f", job, "-o", "name")
+    assert result.exit_code == 0, result.output
+    [name] = result.stdout.split()
+    assert name.startswith("job/llm-train-") and len(name) == len("job/llm-train-") + 5
+
+    serving = tmp_path / "serving.yaml"
+    serving.write_text(_generated((EXAMPLES / "kthena-2p2d.yaml").read_text(), "sample"))
+    result = run("place", "-f", CLUSTER, "-f", serving, "-o", "name")
+    assert result.exit_code == 0, result.output
+    [name] = result.stdout.split()  # one gang per serving group: <serving>-0
+    assert name.startswith("modelserving/sample-") and name.endswith("-0")
+    assert len(name) == len("modelserving/sample-") + 5 + len("-0")
+
+    pg = tmp_path / "pg.yaml"
+    pg.write_text("apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
+                  "metadata:\n  generateName: pg-\nspec:\n  minMember: 1\n")
+    result = run("validate", "-f", pg)
+    assert result.exit_code == 0, result.output
+
+    # a spine nothing refers to by name; the leaves stay named, as the spines select them
+    hypernodes = tmp_path / "hypernodes.yaml"
+    hypernodes.write_text(_generated((EXAMPLES / "volcano-hypernodes.yaml").read_text(),
+                                     "spine-1"))
+    result = run("place", "-f", hypernodes, "-f", EXAMPLES / "volcano-podgroup.yaml")
+    assert result.exit_code == 0, result.output
+    result = run("place", "-f", EXAMPLES / "volcano-hypernodes.yaml",
+                 "-f", EXAMPLES / "volcano-podgroup.yaml")
+    assert result.exit_code == 0, result.output

@@ -54,7 +54,7 @@ from typing import Any
 
 from gangsched.api import names, schema
 from gangsched.api.errors import InputError
-from gangsched.api.loader import Document, Inputs, Kind
+from gangsched.api.loader import Document, Inputs, Kind, with_generated_name
 from gangsched.api.objects import (
     about,
     as_int,
@@ -333,7 +333,7 @@ def parse_model_serving(obj: Mapping[str, Any], origin: Origin | None = None) ->
 
 
 def _handle(doc: Document, inputs: Inputs) -> None:
-    ms = parse_model_serving(doc.obj, Origin.of(doc))
+    ms = parse_model_serving(with_generated_name(doc), Origin.of(doc))
     inputs.claim(doc, f"{ms.namespace}/{ms.name}")
     inputs.add_object(doc, ms)
 

@@ -46,7 +46,7 @@ from typing import Any
 
 from gangsched.api import names, schema
 from gangsched.api.errors import InputError
-from gangsched.api.loader import Document, Inputs, Kind
+from gangsched.api.loader import Document, Inputs, Kind, with_generated_name
 from gangsched.api.objects import (
     about,
     as_int,
@@ -225,13 +225,13 @@ def parse_podgroup(obj: Mapping[str, Any], origin: Origin | None = None) -> PodG
 
 
 def _handle_podgroup(doc: Document, inputs: Inputs) -> None:
-    pg = parse_podgroup(doc.obj, Origin.of(doc))
+    pg = parse_podgroup(with_generated_name(doc), Origin.of(doc))
     inputs.claim(doc, f"{pg.key} ({GROUP})")  # the Workload API has a PodGroup kind too
     inputs.add_object(doc, pg)
 
 
 def _handle_hypernode(doc: Document, inputs: Inputs) -> None:
-    hn = parse_hypernode(doc.obj, Origin.of(doc))
+    hn = parse_hypernode(with_generated_name(doc), Origin.of(doc))
     inputs.claim(doc)
     inputs.add_object(doc, hn)
 

@@ -57,7 +57,7 @@ from typing import Any
 
 from gangsched.api import names, schema
 from gangsched.api.errors import InputError
-from gangsched.api.loader import Document, Inputs, Kind
+from gangsched.api.loader import Document, Inputs, Kind, with_generated_name
 from gangsched.api.objects import (
     PodTemplate,
     about,
@@ -327,7 +327,7 @@ def parse_job(obj: Mapping[str, Any], origin: Origin | None = None) -> VolcanoJo
 
 
 def _handle(doc: Document, inputs: Inputs) -> None:
-    job = parse_job(doc.obj, Origin.of(doc))
+    job = parse_job(with_generated_name(doc), Origin.of(doc))
     inputs.claim(doc, f"{job.key} ({GROUP})")  # batch/v1 has a Job kind too
     inputs.add_object(doc, job)
 
