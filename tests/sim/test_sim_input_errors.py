@@ -76,9 +76,41 @@ def test_a_repeated_json_key_is_an_error(tmp_path: Path) -> None:
     assert "t.jsonl:2" in message and "'cpu'" in message and "repeated" in message
 
 
-def test_a_gzip_trace_says_so(tmp_path: Path) -> None:
-    message = trace_error(tmp_path, gzip.compress(line().encode()))
-    assert "t.jsonl" in message and "gzip" in message
+def test_a_gzip_trace_reads_as_the_plain_one(tmp_path: Path) -> None:
+    text = line() + "\n" + line(name="b", arrival=5) + "\n"
+    plain, packed, two = tmp_path / "p.jsonl", tmp_path / "p.jsonl.gz", tmp_path / "two.gz"
+    plain.write_text(text)
+    packed.write_bytes(gzip.compress(text.encode()))
+    # two gzip members (files concatenated with cat), as gzip -d reads them
+    two.write_bytes(gzip.compress(line().encode() + b"\n")
+                    + gzip.compress(line(name="b", arrival=5).encode() + b"\n"))
+    want = [(i.workload.name, i.arrival) for i in load_trace(plain)]
+    assert [(n.split("/")[-1], t) for n, t in want] == [("a", 0.0), ("b", 5.0)]
+    assert [(i.workload.name, i.arrival) for i in load_trace(packed)] == want
+    assert [(i.workload.name, i.arrival) for i in load_trace(two)] == want
+
+
+@pytest.mark.parametrize(
+    ("data", "fragment"),
+    [
+        (gzip.compress(line().encode())[:-12], "truncated gzip"),
+        (gzip.compress(line().encode())[:10] + b"\xff" * 40, "damaged gzip"),
+    ],
+    ids=["truncated", "damaged"],
+)
+def test_a_bad_gzip_trace_is_one_line_error(tmp_path: Path, data: bytes,
+                                            fragment: str) -> None:
+    message = trace_error(tmp_path, data)
+    assert "t.jsonl" in message and fragment in message
+
+
+def test_a_gzip_bomb_is_refused_before_it_fills_memory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gangsched.sim.trace as trace_mod
+
+    monkeypatch.setattr(trace_mod, "MAX_TEXT_BYTES", 1 << 20)
+    message = trace_error(tmp_path, gzip.compress(b" " * (4 << 20)))
+    assert "t.jsonl" in message and "decompresses to more than 1,048,576 bytes" in message
 
 
 def test_non_utf8_bytes_name_the_line(tmp_path: Path) -> None:
@@ -144,7 +176,6 @@ def csv_error(tmp_path: Path, name: str, text: str | bytes) -> str:
         (POD_FILE, POD_HEADER + POD + POD.replace("p0", "p1")[:12], [":3", "fields"]),
         (POD_FILE, POD_HEADER + '"p0' + POD * 3, ["unterminated"]),
         (POD_FILE, POD_HEADER + POD.replace("p0", "p\x000"), [":2", "name"]),
-        (POD_FILE, gzip.compress((POD_HEADER + POD).encode()), ["gzip"]),
         (POD_FILE, (POD_HEADER + POD).encode() + b"p\xe9,1\n", ["line 3", "UTF-8"]),
         (POD_FILE, b"\x00\x01\x02garbage\xff\xfe" * 50, ["UTF-8"]),
         (NODE_FILE, "sn,cpu\nn0,1\n", ["header", "missing column"]),
@@ -153,13 +184,19 @@ def csv_error(tmp_path: Path, name: str, text: str | bytes) -> str:
          "absurd node gpus", "absurd pod gpus", "inf", "overflowing float", "nan",
          "deleted before scheduled", "scheduled before created", "absurd time",
          "short row", "long row", "truncated last line", "unterminated quote",
-         "control character", "gzip", "non-utf8", "binary garbage", "missing column"],
+         "control character", "non-utf8", "binary garbage", "missing column"],
 )
 def test_bad_alibaba_files_are_one_line_errors(tmp_path: Path, name: str, text: str | bytes,
                                                fragments: list[str]) -> None:
     message = csv_error(tmp_path, name, text)
     for f in fragments:
         assert f in message, message
+
+
+def test_a_gzip_alibaba_file_reads_as_the_plain_one(tmp_path: Path) -> None:
+    (tmp_path / POD_FILE).write_bytes(gzip.compress((POD_HEADER + POD).encode()))
+    items, _ = load_pods(tmp_path / POD_FILE)
+    assert len(items) == 1
 
 
 def test_extra_columns_in_the_header_are_fine(tmp_path: Path) -> None:

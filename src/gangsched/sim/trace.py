@@ -40,6 +40,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -494,8 +495,10 @@ def load_trace(path: str | Path, levels: Sequence[str] | None = None) -> list[Tr
 
 
 def read_text(path: str | Path) -> str:
-    """A UTF-8 text file's contents; a missing file, a directory, a gzip file or bytes
-    that are not UTF-8 (with the line they are on) are one-line errors naming the file."""
+    """A UTF-8 text file's contents, gzip-compressed or not; a missing file, a directory,
+    a damaged gzip file, one that decompresses to more than :data:`MAX_TEXT_BYTES`, or
+    bytes that are not UTF-8 (with the line they are on) are one-line errors naming the
+    file."""
     p = Path(path)
     try:
         data = p.read_bytes()
@@ -506,7 +509,7 @@ def read_text(path: str | Path) -> str:
     except OSError as err:
         raise InputError(f"cannot read file: {err.strerror or err}", file=str(path)) from None
     if data.startswith(_GZIP_MAGIC):
-        raise InputError("is gzip-compressed: decompress it first (gunzip)", file=str(path))
+        data = _gunzip(data, str(path))
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -516,6 +519,33 @@ def read_text(path: str | Path) -> str:
 
 
 _GZIP_MAGIC = b"\x1f\x8b"
+MAX_TEXT_BYTES = 1 << 30
+"""Most bytes a gzip-compressed input may decompress to (1 GiB: a trace at every limit of
+:func:`read_trace` is far smaller; more is a mistake, or a decompression bomb)."""
+
+
+def _gunzip(data: bytes, file: str) -> bytes:
+    """A gzip file's contents (every member), at most :data:`MAX_TEXT_BYTES`."""
+    out: list[bytes] = []
+    size = 0
+    rest = data
+    try:
+        while rest:
+            unzip = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)  # a gzip member
+            chunk = unzip.decompress(rest, MAX_TEXT_BYTES - size + 1)
+            size += len(chunk)
+            if size > MAX_TEXT_BYTES:
+                raise InputError(f"decompresses to more than {MAX_TEXT_BYTES:,} bytes",
+                                 file=file)
+            out.append(chunk)
+            if not unzip.eof:
+                raise InputError("is a truncated gzip file", file=file)
+            rest = unzip.unused_data
+            if rest and not rest.startswith(_GZIP_MAGIC):
+                break  # trailing bytes after the last member, as gzip -d ignores them
+    except zlib.error as err:
+        raise InputError(f"is a damaged gzip file ({err})", file=file) from None
+    return b"".join(out)
 
 
 # -- writing ----------------------------------------------------------------------------
