@@ -263,7 +263,8 @@ def _choose_grid(fit: np.ndarray, count: int, starts: np.ndarray, sizes: np.ndar
         fv = fit[idx]
     else:
         pad = cols >= sizes[:, None]
-        idx[pad] = np.repeat(starts, m - sizes)  # any position in range: its fit is masked
+        # any position in range (an empty slice may start at the end): its fit is masked
+        idx[pad] = np.minimum(np.repeat(starts, m - sizes), len(fit) - 1)
         fv = fit[idx]
         fv[pad] = 0
     # per row: fit, room, index ascending (a stable sort on one key of (fit, room))
