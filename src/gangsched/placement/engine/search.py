@@ -272,8 +272,14 @@ class Search:
                 got, saved = self._reach_pods(res)
                 if got < 0:
                     found = True
+                    # asked for another way, the group's placements must be as they were
+                    # here, whatever the consumer grew in them since (its changes to
+                    # the transaction are after the mark), and the growth undone
+                    kept = snapshot(res) if self.deep else None
                     yield res
-                    txn.rollback_to(m)  # asked for another way: undo the growth first
+                    txn.rollback_to(m)
+                    if kept is not None:
+                        restore(kept)
                     if saved is not None:
                         restore(saved)
                     return
