@@ -505,3 +505,31 @@ def test_a_group_satisfied_one_way_tries_its_other_ways_when_a_sibling_then_fail
     # names) asked ``a`` for its other ways
     tried = [a for a in log.attempts if not a.explanation]
     assert [a.deep for a in tried] == [False] * (len(tried) - 1) + [True]
+
+
+@pytest.mark.parametrize("opts", [Options(), Options(extras_first=True)],
+                         ids=["default", "extras_first"])
+def test_every_attempt_leaves_the_state_holding_exactly_the_decided_pods(opts: Options) -> None:
+    """Random gang trees (those of ``bench quality``) committed one by one: each admitted
+    decision verifies, and the cluster then holds exactly its pods, whichever attempt
+    placed it (the last one asks groups for their other ways, and must put back whatever
+    was grown in a way it leaves)."""
+    from gangsched.bench.instances import random_instance
+    from gangsched.gang import podsets
+    from gangsched.placement.verify import verify
+
+    for seed in range(60):
+        state, unit = random_instance(np.random.default_rng(seed))
+        before = state.snapshot()
+        d = place(unit, state, opts)
+        want = np.zeros_like(state.free)
+        if d.admitted:
+            assert not verify(unit, before, d.assignments), seed
+            index = state.topology.index
+            for ps in podsets(unit):
+                shape = state.shape(ps.requests)
+                for pod in ps.pods:
+                    if pod in d.assignments:
+                        for r, a in zip(shape.index, shape.amount, strict=True):
+                            want[r, index[d.assignments[pod]]] += a
+        assert ((before.free - state.free) == want).all(), seed
