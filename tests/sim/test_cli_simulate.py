@@ -126,6 +126,30 @@ def test_a_bad_trace_line_is_a_one_line_error(tmp_path: Path) -> None:
     one_line_error(code, err, "t.jsonl:2", "roles[0].replicas", "must be >= 1")
 
 
+def test_a_gzip_trace_runs_as_the_plain_one_and_a_truncated_one_says_so(
+        tmp_path: Path) -> None:
+    import gzip
+
+    text = "".join(json.dumps({
+        "name": name, "arrival": t, "duration": 60,
+        "roles": [{"name": "w", "replicas": 2, "requests": {"nvidia.com/gpu": 8}}]}) + "\n"
+        for name, t in (("a", 0), ("b", 30)))
+    packed = tmp_path / "t.jsonl.gz"
+    packed.write_bytes(gzip.compress(text.encode()))
+    (tmp_path / "t.jsonl").write_text(text)
+    got = {}
+    for path in (tmp_path / "t.jsonl", packed):
+        code, out, err = invoke("--trace", path, "--cluster-spec", "zone=1,rack=2,host=2",
+                                "-p", "gangsched", "--seeds", "1", "--no-report", "-o", "json")
+        assert code == 0, err
+        got[path.name] = json.loads(out)["policies"]["gangsched"]["admitted"]
+    assert got == {"t.jsonl": 2, "t.jsonl.gz": 2}
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(packed.read_bytes()[:-12])
+    code, _, err = invoke("--trace", cut, "--cluster-spec", "zone=1,rack=2,host=2")
+    one_line_error(code, err, "cut.jsonl.gz", "truncated gzip")
+
+
 def test_a_cluster_file_without_topology_object_gets_levels_from_the_trace(
         tmp_path: Path) -> None:
     from gangsched.cluster.generate import generate_yaml
