@@ -71,7 +71,7 @@ class Topology:
     _node_level: Level | None = field(default=None, repr=False)
     _names: list[str] | None = field(default=None, repr=False)
     _name_array: np.ndarray | None = field(default=None, repr=False)
-    _paths: dict[tuple[int, int], str] = field(default_factory=dict, repr=False)
+    _paths: dict[int, dict[int, str]] = field(default_factory=dict, repr=False)
     _by_value: dict[str, dict[str, np.ndarray]] = field(default_factory=dict, repr=False)
     _cross: dict[str, CrossLevel] = field(default_factory=dict, repr=False)
 
@@ -168,11 +168,23 @@ class Topology:
     def domain_path(self, level: Level, d: int) -> str:
         """A readable name for domain d: its label value, prefixed by the enclosing
         domains' values when the value alone is not unique in its level."""
-        key = (id(level), d)
-        name = self._paths.get(key)
+        memo = self._paths.get(id(level))
+        if memo is None:
+            memo = self._paths[id(level)] = {}
+        name = memo.get(d)
         if name is None:
-            name = self._paths[key] = self._domain_path(level, d)
+            name = memo[d] = self._domain_path(level, d)
         return name
+
+    def domain_paths(self, level: Level, ds: list[int]) -> list[str]:
+        """:meth:`domain_path` of each of ``ds`` (domains of ``level``)."""
+        memo = self._paths.get(id(level))
+        if memo is None:
+            memo = self._paths[id(level)] = {}
+        got = list(map(memo.get, ds))
+        if None in got:
+            got = [self.domain_path(level, d) for d in ds]
+        return got  # type: ignore[return-value]
 
     def _domain_path(self, level: Level, d: int) -> str:
         chain = [*self.levels, *([self._node_level] if self._node_level else [])]

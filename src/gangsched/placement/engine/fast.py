@@ -63,10 +63,11 @@ def _required(node: Group, state: ClusterState) -> tuple[bool, str | None]:
 
 
 def _replica_sets(unit: Group, state: ClusterState
-                  ) -> tuple[list[PodSet], str | None] | None:
-    """The unit's pod sets, one per child, and the key every replica group requires
-    (None: none), when every child is a required replica of the fast shape; None
-    otherwise."""
+                  ) -> tuple[list[PodSet], str | None, int] | None:
+    """The unit's pod sets, one per child, the key every replica group requires (None:
+    none) and how many children are groups, when every child is a required replica of
+    the fast shape; None otherwise. (Called on every decision of a wide unit: one pass,
+    the common checks as tuple comparisons.)"""
     kids = unit.children
     # every child required; or one pod set the group needs whole by its pod count, the set
     # itself asking for all its pods or none (a Workload API gang: min_groups 0; a Volcano
@@ -80,34 +81,44 @@ def _replica_sets(unit: Group, state: ClusterState
     keys: set[str | None] = set()
     topo: object = None  # the last replica group's constraints, and what they gave
     key: str | None = None
+    groups = 0
+    first = kids[0]
+    first_ps = first if isinstance(first, PodSet) else (first.children or (None,))[0]
+    if not isinstance(first_ps, PodSet):
+        return None
+    requests, requirements = first_ps.requests, first_ps.requirements
+    zero_ok = 0 if basic else -1
     for ch in kids:
-        if isinstance(ch, PodSet):
+        if ch.__class__ is PodSet:
             ps = ch
             keys.add(None)
-        else:
+        elif isinstance(ch, Group):
             if ch.topology is not topo and ch.topology != topo:
                 ok, key = _required(ch, state)
                 if not ok:
                     return None
                 topo = ch.topology
-            if (ch.max_pods_per_node is not None or ch.held_per_node
-                    or ch.min_groups != 1 or len(ch.children) != 1):
+            # no cap, nothing held, one child needed of one
+            if (ch.max_pods_per_node, ch.min_groups, len(ch.children)) != (None, 1, 1) \
+                    or ch.held_per_node:
                 return None
             keys.add(key)
             ps = ch.children[0]  # type: ignore[assignment]
-            if not isinstance(ps, PodSet) or ch.min_pods > len(ps.pods):
+            if ps.__class__ is not PodSet or ch.min_pods > len(ps.pods):
                 return None
-        if (ps.topology or ps.max_pods_per_node is not None or ps.held_per_node
-                or not ps.pods or ps.min_pods not in (len(ps.pods), 0 if basic else -1)):
+            groups += 1
+        else:
+            return None
+        n = len(ps.pods)
+        if ((ps.topology, ps.max_pods_per_node) != ((), None) or ps.held_per_node or not n
+                or (ps.min_pods != n and ps.min_pods != zero_ok)
+                or (ps.requests is not requests and ps.requests != requests)
+                or (ps.requirements is not requirements and ps.requirements != requirements)):
             return None
         sets.append(ps)
     if len(keys) > 1:
         return None
-    first = sets[0]
-    for ps in sets[1:]:
-        if ps.requests != first.requests or ps.requirements != first.requirements:
-            return None
-    return sets, next(iter(keys))
+    return sets, next(iter(keys)), groups
 
 
 def _tiers(state: ClusterState, key: str | None, narrow: bool
@@ -175,16 +186,16 @@ def fast_place(unit: Group | PodSet, state: ClusterState, opts: Options,
     got = _replica_sets(unit, state) if ok else None
     if got is None:
         return None
-    sets, kid_key = got
+    sets, kid_key, n_groups = got
     if kid_key is not None and key is not None:
         topo = state.topology
         if (topo.rank(kid_key) or 0) < (topo.rank(key) or 0):
             return None  # a replica's level wider than the unit's
-    total = sum(len(ps.pods) for ps in sets)
+    counts = [len(ps.pods) for ps in sets]
+    total = sum(counts)
     if unit.min_pods > total or minimum not in (None, total):
         return None
-    if 1 + len(sets) + sum(ch is not ps for ch, ps in zip(unit.children, sets, strict=True)
-                           ) > opts.max_dry_runs:
+    if 1 + len(sets) + n_groups > opts.max_dry_runs:
         return None  # the generic search would run out of dry runs: let it
     ps0 = sets[0]
     shape = state.shape(ps0.requests)
@@ -223,12 +234,11 @@ def fast_place(unit: Group | PodSet, state: ClusterState, opts: Options,
     if hi - lo == 1 and kid_key is None:  # one node holds them all: each set there
         n_sets = len(sets)
         placed: list[Placed] = [(i, None, -1) for i in (
-            range(n_sets) if n_sets == 1 else _order(sets, by_size))]
+            range(n_sets) if n_sets == 1 else _order(counts, by_size))]
         parts = [(np.array([lo], dtype=np.int64), np.array([total], dtype=np.int64))]
     else:
         inside = _Scope(state, entry, _racks(state, opts), lo, hi)
-        got_all = inside.replicas(_order(sets, by_size), [len(ps.pods) for ps in sets],
-                                  kid_tiers, shape, req)
+        got_all = inside.replicas(_order(counts, by_size), counts, kid_tiers, shape, req)
         if got_all is None:
             return None  # the generic search backtracks: let it decide
         placed = got_all
@@ -249,7 +259,7 @@ def fast_place(unit: Group | PodSet, state: ClusterState, opts: Options,
             txn.place(at, take, shape)
         txn.commit()
     return _decision(unit, state, sets, placed, parts, (level, d, req_level, key),
-                     (kid_key, kid_tiers[1] if kid_tiers is not None else None), total)
+                     (kid_key, kid_tiers[1] if kid_tiers is not None else None), counts)
 
 
 def _tightest(sums: np.ndarray, count: int, bad: np.ndarray | None) -> int | None:
@@ -266,12 +276,12 @@ def _tightest(sums: np.ndarray, count: int, bad: np.ndarray | None) -> int | Non
     return None if s >= BIG else j
 
 
-def _order(sets: list[PodSet], by_size: bool = True) -> list[int]:
-    """Placement order of identical replicas: largest first, then as listed
-    (``Options.child_order == "size"``), or as listed."""
-    if not by_size:
-        return list(range(len(sets)))
-    return sorted(range(len(sets)), key=lambda i: -len(sets[i].pods))
+def _order(counts: list[int], by_size: bool = True) -> list[int]:
+    """Placement order of identical replicas of ``counts`` pods each: largest first, then
+    as listed (``Options.child_order == "size"``), or as listed."""
+    if not by_size or min(counts) == max(counts):
+        return list(range(len(counts)))
+    return sorted(range(len(counts)), key=lambda i: -counts[i])
 
 
 Placed = tuple[int, "Level | None", int]
@@ -349,10 +359,14 @@ class _Scope:
         (:meth:`_each`)."""
         out: list[Placed] = []
         no_runs: set[tuple[int, int]] = set()  # (level, count) where no run was found
-        same = [1] * len(order)  # per position: how many of the same count start there
-        for k in range(len(order) - 2, -1, -1):
-            if counts[order[k]] == counts[order[k + 1]]:
-                same[k] = same[k + 1] + 1
+        # per position: how many of the same count start there
+        if min(counts) == max(counts):
+            same = list(range(len(order), 0, -1))
+        else:
+            same = [1] * len(order)
+            for k in range(len(order) - 2, -1, -1):
+                if counts[order[k]] == counts[order[k + 1]]:
+                    same[k] = same[k + 1] + 1
         k = 0
         while k < len(order):
             i, count = order[k], counts[order[k]]
@@ -474,10 +488,10 @@ def _domain(topo: Topology, level: Level | None, d: int, req: Level | None, key:
 def _decision(unit: Group, state: ClusterState, sets: list[PodSet], placed: list[Placed],
               parts: list[tuple[np.ndarray, np.ndarray]],
               where: tuple[Level | None, int, Level | None, str | None],
-              kid: tuple[str | None, Level | None], total: int) -> Decision:
+              kid: tuple[str | None, Level | None], counts: list[int]) -> Decision:
     """The decision value, as the generic path builds it."""
     topo = state.topology
-    by_set = {one[0]: one for one in placed}
+    total = sum(counts)
     # each set's pods in order, node after node; the sets in placement order
     pods = chain.from_iterable(sets[one[0]].pods for one in placed)
     if len(parts) == 1 and len(parts[0][0]) == 1:
@@ -490,29 +504,42 @@ def _decision(unit: Group, state: ClusterState, sets: list[PodSet], placed: list
     level, d, req_level, key = where
     dkey, dval, label = _domain(topo, level, d, req_level, key)
     kids = unit.children
-    groups = [GroupOutcome(
-        path=unit.path, kind="Group", placed_pods=total, min_pods=unit.min_pods,
-        size=total, satisfied_children=len(kids), min_groups=unit.min_groups,
-        children=len(kids), domain=label, satisfied=True, domain_key=dkey, domain_value=dval,
-    )]
-    kid_key, kid_req = kid
-    dry_runs = 1
-    G = GroupOutcome  # positional below, in the order of its fields (cheaper)
-    for i, (ch, ps) in enumerate(zip(kids, sets, strict=True)):
-        n = len(ps.pods)
-        if ch is not ps:
+    G = GroupOutcome  # positional below, in the order of its fields (cheaper):
+    # path, kind, placed_pods, min_pods, size, satisfied_children, min_groups, children,
+    # domain, satisfied, domain_key, domain_value
+    groups = [G(unit.path, "Group", total, unit.min_pods, total, len(kids), unit.min_groups,
+                len(kids), label, True, dkey, dval)]
+    domains = _kid_domains(topo, placed, kid) if any(
+        ch is not ps for ch, ps in zip(kids, sets, strict=True)) else None
+    dry_runs = 1 + len(sets)
+    for i, (ch, ps, n) in enumerate(zip(kids, sets, counts, strict=True)):
+        if domains is not None and ch is not ps:
             assert isinstance(ch, Group)
-            one = by_set[i]
-            ckey, cval, clabel = _domain(topo, one[1], one[2], kid_req, kid_key)
-            # path, kind, placed_pods, min_pods, size, satisfied_children, min_groups,
-            # children, domain, satisfied, domain_key, domain_value
+            ckey, cval, clabel = domains[i]
             groups.append(G(ch.path, "Group", n, ch.min_pods, n, 1, ch.min_groups, 1, clabel,
                             True, ckey, cval))
             dry_runs += 1
         groups.append(G(ps.path, "PodSet", n, ps.min_pods, n, 0, 0, 0, None, True))
-        dry_runs += 1
     return Decision(unit=unit.path, admitted=True, assignments=assignments, groups=groups,
                     reason="", minimum_pods=total, extra_pods=0, dry_runs=dry_runs)
+
+
+def _kid_domains(topo: Topology, placed: list[Placed], kid: tuple[str | None, Level | None]
+                 ) -> list[tuple[str | None, str | None, str | None]]:
+    """(key, value, label) each replica group reports (by set), as :func:`_domain`: in
+    one pass when every replica took a domain of the level it asked for."""
+    kid_key, kid_req = kid
+    out: list[tuple[str | None, str | None, str | None]] = [(None, None, None)] * len(placed)
+    lv = placed[0][1]
+    if lv is not None and lv.key == kid_key and all(one[1] is lv for one in placed):
+        ds = [one[2] for one in placed]
+        values = lv.values
+        for one, label in zip(placed, topo.domain_paths(lv, ds), strict=True):
+            out[one[0]] = (kid_key, values[one[2]], label)
+        return out
+    for i, lv_i, d in placed:
+        out[i] = _domain(topo, lv_i, d, kid_req, kid_key)
+    return out
 
 
 __all__ = ["fast_place"]
