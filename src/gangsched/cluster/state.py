@@ -352,7 +352,7 @@ class ClusterState:
                 e.generation = self.generation
                 return
             new = self._compute(e.shape, e.mask, e.cap, nodes)
-            delta = new - e.fit[nodes]
+            delta = new - e.fit.take(nodes)
             e.fit[nodes] = new
             if e.sums and delta.any():
                 for lid, sums in e.sums.items():
@@ -399,10 +399,15 @@ class ClusterState:
             out = np.full(n, BIG, dtype=np.int64)
         else:
             free = self.free if free is None else free
-            r0, a0 = shape.index[0], shape.amount[0]
-            out = free[r0, where] // a0
-            for r, a in zip(shape.index[1:], shape.amount[1:], strict=True):
-                np.minimum(out, free[r, where] // a, out=out)
+            if isinstance(where, slice):
+                r0, a0 = shape.index[0], shape.amount[0]
+                out = free[r0, where] // a0
+                for r, a in zip(shape.index[1:], shape.amount[1:], strict=True):
+                    np.minimum(out, free[r, where] // a, out=out)
+            else:  # a row's take is cheaper than free[r, where]; no division by one
+                out = _row_fit(free, shape.index[0], shape.amount[0], where)
+                for r, a in zip(shape.index[1:], shape.amount[1:], strict=True):
+                    np.minimum(out, _row_fit(free, r, a, where), out=out)
             np.maximum(out, 0, out=out)
         if cap is not None:
             np.minimum(out, cap, out=out)
@@ -422,7 +427,7 @@ class ClusterState:
                 free[r, j] += a * c
         else:
             for r, a in zip(shape.index, shape.amount, strict=True):
-                free[r, nodes] += sign * a * counts
+                free[r][nodes] += sign * a * counts  # a row's view: cheaper indexing
         self.generation += 1
         self._journal.append(nodes)
         if len(self._journal) > 2 * self._journal_keep:
@@ -454,6 +459,14 @@ class ClusterState:
         while base.snapshot_of is not None:
             base = base.snapshot_of
         return base
+
+
+def _row_fit(free: np.ndarray, r: int, a: int, where: np.ndarray) -> np.ndarray:
+    """Pods taking ``a`` of resource ``r`` each that the nodes ``where`` could take."""
+    got = free[r].take(where)
+    if a != 1:
+        got //= a
+    return got
 
 
 def _distinct(arrays: list[np.ndarray], n: int) -> np.ndarray:
