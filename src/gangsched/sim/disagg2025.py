@@ -3,7 +3,8 @@
 
 The trace (alibaba/clusterdata, cluster-trace-v2025; shipped gzipped in
 ``gangsched/data``, unchanged, under that repository's terms: cite it when you describe
-results) lists 23,871 instances of 156 recommendation-serving apps over about 31 days.
+results; or read from a directory holding the published ``disaggregated_DLRM_trace.csv``
+and ``node_info_df.csv``, each perhaps gzip-compressed, every value checked) lists 23,871 instances of 156 recommendation-serving apps over about 31 days.
 Every app has two roles that are only useful together: ``CN`` (CPU nodes, 48-96 cores,
 no GPU) and ``HN`` (heterogeneous GPU nodes, one GPU and 8-12 cores), each instance
 asking for cores, memory, disk, RDMA and a cap of the role's instances on one node
@@ -38,20 +39,24 @@ here.
 
 from __future__ import annotations
 
-import csv
-import gzip
-import io
 import math
 import random
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeVar
 
+from gangsched.api.errors import InputError
 from gangsched.api.types import Node
 from gangsched.cluster.topology import HOSTNAME
+from gangsched.sim import csvrows
+from gangsched.sim.csvrows import integer, number, rows
 from gangsched.sim.scenarios import Scenario
-from gangsched.sim.trace import RoleSpec, WorkloadSpec, build
+from gangsched.sim.trace import MAX_SECONDS, RoleSpec, WorkloadSpec, build
+
+_T = TypeVar("_T")
 
 DAY = 86400.0
 GiB = 1 << 30
@@ -78,33 +83,78 @@ class Instance:
     deleted: float | None  # None: never deleted within the trace
 
 
-def _rows(name: str) -> list[dict[str, str]]:
-    data = resources.files("gangsched.data").joinpath(name).read_bytes()
-    with gzip.open(io.BytesIO(data), "rt", encoding="utf-8", newline="") as f:
-        return list(csv.DictReader(f))
+INSTANCE_FILE = "disaggregated_DLRM_trace.csv"  # the published names, in a directory
+NODE_FILE = "node_info_df.csv"
+_INSTANCE_COLUMNS = ("instance_sn", "role", "app_name", "cpu_request", "gpu_request",
+                     "rdma_request", "memory_request", "max_instance_per_node",
+                     "creation_time", "deletion_time")
+_NODE_COLUMNS = ("gpu_model", "gpu_capacity_num", "cpu_num", "node_name")
+MAX_CORES = 1_000_000  # larger values are mistakes, not machines
+MAX_GPUS = 1024
+MAX_GIB = 1 << 20  # a pebibyte
+MAX_RDMA = 1_000_000
+MAX_CAP = 1_000_000  # instances of a role on one node
 
 
-def _time(text: str) -> float | None:
-    return float(text) if text.strip() else None
+def trace_files(directory: Path) -> tuple[Path, Path] | None:
+    """The instance and node files of the trace in ``directory`` (each under its published
+    name, or that name with ``.gz``); None when it holds no instance file."""
+    found = []
+    for name in (INSTANCE_FILE, NODE_FILE):
+        plain, packed = directory / name, directory / f"{name}.gz"
+        found.append(packed if packed.exists() and not plain.exists() else plain)
+    return (found[0], found[1]) if found[0].exists() else None
 
 
-def instances() -> list[Instance]:
-    return [Instance(r["app_name"], r["role"], math.ceil(float(r["cpu_request"])),
-                     int(float(r["gpu_request"])), int(float(r["rdma_request"])),
-                     float(r["memory_request"]), int(float(r["max_instance_per_node"])),
-                     _time(r["creation_time"]), _time(r["deletion_time"]))
-            for r in _rows(INSTANCES)]
+def _packaged(name: str, read: Callable[[Path], _T]) -> _T:
+    with resources.as_file(resources.files("gangsched.data").joinpath(name)) as path:
+        return read(path)
 
 
-def nodes() -> list[Node]:
+def instances(path: Path | None = None) -> list[Instance]:
+    """The trace's instances, from ``path`` (the published CSV, gzip-compressed or not) or
+    the packaged copy."""
+    if path is None:
+        return _packaged(INSTANCES, instances)
     out = []
-    for r in _rows(NODES):
-        name = f"node-{r['node_name']}"
-        cores = int(r["cpu_num"])
-        gpus = int(r["gpu_capacity_num"])
-        out.append(Node(name, {HOSTNAME: name, MODEL_LABEL: r["gpu_model"]},
+    seen: dict[str, int] = {}
+    for line, row in rows(path, _INSTANCE_COLUMNS):
+        csvrows.name(path, line, row, "instance_sn", seen)
+        created = number(path, line, row, "creation_time", 0, MAX_SECONDS, -1.0)
+        deleted = number(path, line, row, "deletion_time", 0, MAX_SECONDS, -1.0)
+        if 0 <= deleted < created:
+            raise InputError(f"{deleted:g} is before creation_time {created:g}",
+                             file=f"{path}:{line}", field="deletion_time")
+        out.append(Instance(
+            csvrows.name(path, line, row, "app_name"), csvrows.name(path, line, row, "role"),
+            math.ceil(number(path, line, row, "cpu_request", 0, MAX_CORES)),
+            integer(path, line, row, "gpu_request", 0, MAX_GPUS),
+            integer(path, line, row, "rdma_request", 0, MAX_RDMA),
+            number(path, line, row, "memory_request", 0, MAX_GIB),
+            integer(path, line, row, "max_instance_per_node", -1, MAX_CAP),
+            None if created < 0 else created, None if deleted < 0 else deleted))
+    if not out:
+        raise InputError("no instances in the file (only its header)", file=str(path))
+    return out
+
+
+def nodes(path: Path | None = None) -> list[Node]:
+    """The trace's nodes, from ``path`` (the published CSV, gzip-compressed or not) or
+    the packaged copy."""
+    if path is None:
+        return _packaged(NODES, nodes)
+    out = []
+    seen: dict[str, int] = {}
+    for line, row in rows(path, _NODE_COLUMNS):
+        name = f"node-{csvrows.name(path, line, row, 'node_name', seen)}"
+        cores = integer(path, line, row, "cpu_num", 1, MAX_CORES)
+        gpus = integer(path, line, row, "gpu_capacity_num", 0, MAX_GPUS)
+        model = (row.get("gpu_model") or "").strip() or "none"
+        out.append(Node(name, {HOSTNAME: name, MODEL_LABEL: model},
                         allocatable={"cpu": cores * 1000, "memory": cores * MEMORY_PER_CORE,
                                      GPU: gpus, RDMA: RDMA_PER_NODE, "pods": 110}))
+    if not out:
+        raise InputError("no nodes in the file (only its header)", file=str(path))
     return out
 
 
@@ -133,11 +183,19 @@ def _slug(app: str) -> str:
 
 
 def disagg2025(seed: int = 0, *, days: float = 2.0, warmup_hours: float = 6.0,
-               load: float = 1.0, scale: float = 1.0) -> Scenario:
+               load: float = 1.0, scale: float = 1.0, source: Path | None = None
+               ) -> Scenario:
+    """The scenario above; ``source``: a directory with the published CSV files (see
+    :func:`trace_files`) instead of the packaged copy."""
     start, end = seed * days * DAY, (seed + 1) * days * DAY
     rng = random.Random(seed)
-    all_nodes = nodes()
-    every = instances()
+    if source is None:
+        all_nodes, every = nodes(), instances()
+    else:
+        files = trace_files(source)
+        if files is None:
+            raise InputError(f"holds no {INSTANCE_FILE}", file=str(source))
+        every, all_nodes = instances(files[0]), nodes(files[1])
     apps = sorted({i.app for i in every})
     if scale < 1.0:
         keep = random.Random(12_345)
@@ -169,7 +227,8 @@ def disagg2025(seed: int = 0, *, days: float = 2.0, warmup_hours: float = 6.0,
                                       duration=duration, kind="scale-up"))
     specs.sort(key=lambda s: (s.arrival, s.name))
     items = [build(s) for s in specs]
-    params: dict[str, Any] = {"days": days, "window_start_days": start / DAY,
+    params: dict[str, Any] = {**({"source": str(source)} if source is not None else {}),
+                              "days": days, "window_start_days": start / DAY,
                               "warmup_hours": warmup_hours, "load": load, "scale": scale,
                               "apps": len(alive), "scale_ups": len(specs) - len(alive),
                               "memory_per_core_gib": MEMORY_PER_CORE // GiB,
