@@ -5,6 +5,7 @@ files read from a directory, and their mistakes as one-line errors."""
 from __future__ import annotations
 
 import gzip
+import re
 from importlib import resources
 from pathlib import Path
 
@@ -126,13 +127,13 @@ def test_a_bad_instance_row_is_one_line_naming_file_line_and_column(
 
 
 def test_a_directory_without_the_trace_or_with_half_of_it(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="holds no disaggregated_DLRM_trace.csv"):
+    with pytest.raises(InputError, match=r"holds no disaggregated_DLRM_trace\.csv"):
         disagg2025(0, source=tmp_path)
     (tmp_path / INSTANCE_FILE).write_text(INSTANCE_HEADER + GOOD)
-    with pytest.raises(InputError, match=f"{NODE_FILE}.*file not found"):
+    with pytest.raises(InputError, match=rf"{re.escape(NODE_FILE)}.*file not found"):
         disagg2025(0, source=tmp_path)
     (tmp_path / NODE_FILE).write_text("gpu_model,gpu_capacity_num,cpu_num\nA,1,8\n")
-    with pytest.raises(InputError, match="missing column.*node_name"):
+    with pytest.raises(InputError, match=r"missing column.*node_name"):
         disagg2025(0, source=tmp_path)
     (tmp_path / NODE_FILE).write_text("gpu_model,gpu_capacity_num,cpu_num,node_name\n")
     with pytest.raises(InputError, match="no nodes in the file"):

@@ -4,10 +4,11 @@
 The trace (alibaba/clusterdata, cluster-trace-v2025; shipped gzipped in
 ``gangsched/data``, unchanged, under that repository's terms: cite it when you describe
 results; or read from a directory holding the published ``disaggregated_DLRM_trace.csv``
-and ``node_info_df.csv``, each perhaps gzip-compressed, every value checked) lists 23,871 instances of 156 recommendation-serving apps over about 31 days.
-Every app has two roles that are only useful together: ``CN`` (CPU nodes, 48-96 cores,
-no GPU) and ``HN`` (heterogeneous GPU nodes, one GPU and 8-12 cores), each instance
-asking for cores, memory, disk, RDMA and a cap of the role's instances on one node
+and ``node_info_df.csv``, each perhaps gzip-compressed, every value checked) lists
+23,871 instances of 156 recommendation-serving apps over about 31 days. Every app has
+two roles that are only useful together: ``CN`` (CPU nodes, 48-96 cores, no GPU) and
+``HN`` (heterogeneous GPU nodes, one GPU and 8-12 cores), each instance asking for
+cores, memory, disk, RDMA and a cap of the role's instances on one node
 (``max_instance_per_node``, -1 for none). The node list gives GPU model and count and
 cores for 4,278 nodes.
 
