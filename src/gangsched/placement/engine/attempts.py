@@ -6,11 +6,16 @@ Attempts, in order; the first that places the minimum wins:
    minimum): the tree with every gang's minimum raised to that fraction, packed, then
    spread (equal fractions are the proportional split, so extras stay fair while the
    full search places them; these attempts get a smaller budget);
-2. the minimum itself, packed (a set spanning nodes fills the fullest nodes first);
-3. the minimum, spread (the emptiest nodes first);
+2. when a group's pod-count minimum needs more of a child than the child's own minimum
+   (what its siblings could place at most falls short): the tree with those implied
+   minimums (:func:`implied`; the same placements are valid), packed, then spread;
+3. the minimum itself, packed (a set spanning nodes fills the fullest nodes first),
+   then spread (the emptiest nodes first);
 4. when a pod set's per-node cap spreads its minimum over several nodes: the minimum
    once more, with such sets placed before their larger siblings (whose pods could take
-   the nodes they need).
+   the nodes they need);
+5. when a group may leave children out: the minimum once more, each such group asked
+   for its other ways before its next domain (``Search.deep``).
 
 Each attempt is one :class:`~.search.Search` with its own transaction, budget and notes,
 and returns an :class:`Outcome`: placed, or unschedulable with its notes. When none
@@ -82,6 +87,27 @@ def raised(node: TreeNode, fraction: float) -> TreeNode:
     return replace(node, children=kids, min_groups=groups)
 
 
+def implied(node: TreeNode, facts: Facts, need: int = 0) -> TreeNode:
+    """The tree with each node asking for at least ``need`` pods, and each child for at
+    least what its parent's pod-count minimum leaves to it: that minimum less the most
+    every sibling could place (their sizes). Every placement of the unit meets these
+    minimums, so the same placements are valid; a search of this tree meets them from
+    the start (a child the parent's count needs whole is placed whole, not as its own
+    minimum and then grown where it may no longer fit). The node itself when nothing
+    rises."""
+    size = facts.size(node)
+    own = min(size, max(node.min_pods, need))
+    if isinstance(node, PodSet):
+        return node if own == node.min_pods else replace(node, min_pods=own)
+    sizes = [facts.size(c) for c in node.children]
+    total = sum(sizes)
+    kids = [implied(c, facts, own - (total - s)) if own > total - s else c
+            for c, s in zip(node.children, sizes, strict=True)]
+    if own == node.min_pods and all(k is c for k, c in zip(kids, node.children, strict=True)):
+        return node
+    return replace(node, children=kids, min_pods=own)
+
+
 def attempts(unit: TreeNode, facts: Facts, opts: Options, minimum: int) -> Iterator[Attempt]:
     """The attempts, in order (made lazily: a raised tree is built only when reached)."""
     orders: tuple[Literal["pack", "spread"], ...] = (opts.node_order,)
@@ -101,6 +127,11 @@ def attempts(unit: TreeNode, facts: Facts, opts: Options, minimum: int) -> Itera
                 # that tree, the packed one from the unit's own
                 yield Attempt(tree, order, opts.raise_budget, opts.score_budget // 4,
                               unit if order == "pack" else tree)
+    tight = implied(unit, facts)
+    if tight is not unit:  # first the minimums the unit's pod counts imply
+        facts.adopt(tight)
+        for order in orders:
+            yield Attempt(tight, order, opts.backtrack_budget, opts.score_budget, unit)
     for order in orders:
         yield Attempt(unit, order, opts.backtrack_budget, opts.score_budget, unit)
     if opts.child_order == "size" and facts.spread(unit) > 1:
