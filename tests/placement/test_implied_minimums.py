@@ -10,6 +10,7 @@ from gangsched.cluster.state import ClusterState
 from gangsched.gang import Group, PodSet
 from gangsched.placement import place
 from gangsched.placement.engine import Options
+from gangsched.placement.engine.trace import SearchLog, recording
 from gangsched.placement.verify import verify
 from gangsched.testing.builders import GPU, HOST, LEVEL_KEYS, GiB, cons, podset
 
@@ -42,6 +43,28 @@ def test_a_child_the_group_count_needs_whole_is_placed_whole() -> None:
         by_path = {g.path: g for g in d.groups}
         assert by_path["u/big"].min_pods == 1 and by_path["u/small"].min_pods == 6
         assert by_path["u"].min_pods == 10 and by_path["u"].placed_pods == 10
+
+
+def test_the_search_log_names_the_implied_attempt() -> None:
+    ns = [_node("r0-h0", "r0", 96, 8, 2048), _node("r0-h1", "r0", 85, 6, 1310)]
+    state = ClusterState.from_nodes(ns, [LEVEL_KEYS["zone"], LEVEL_KEYS["rack"]])
+    a = podset("u/a", 2, gpu=4, cpu=8_000, min_pods=1, topology=cons("host"))
+    b = podset("u/b", 1, gpu=1, cpu=8_000, min_pods=1)
+    unit = Group("u", "u", [a, b], min_groups=2, min_pods=3)  # a whole: 3 - 1
+    log = SearchLog()
+    with recording(log):
+        d = place(unit, state, commit=False)
+    assert d.admitted
+    first = log.attempts[0]
+    assert first.implied and not first.whole
+    # a group whose min_groups already needs what its count asks: no such attempt
+    both = Group("v", "v", [podset("v/a", 2, gpu=1, min_pods=2), podset("v/b", 2, gpu=1,
+                                                                          min_pods=2)],
+                 min_groups=2, min_pods=3)
+    log = SearchLog()
+    with recording(log):
+        assert place(both, state, Options(fast=False), commit=False).admitted
+    assert not any(x.implied for x in log.attempts)
 
 
 def test_a_group_count_no_placement_can_reach_is_still_explained() -> None:

@@ -149,7 +149,8 @@ def explain_cmd(
 
 def _attempt_dict(a: AttemptLog) -> dict[str, Any]:
     return {"number": a.number, "nodeOrder": "pack" if a.pack else "spread",
-            "minimum": "own" if a.whole else "raised", "cappedFirst": a.caps_first,
+            "minimum": "own" if a.whole else "implied" if a.implied else "raised",
+            "cappedFirst": a.caps_first,
             "otherWays": a.deep,
             "explanation": a.explanation,
             "levels": [{**{k: v for k, v in dataclasses.asdict(t).items() if k != "domains"},
@@ -215,7 +216,9 @@ def _attempt_title(a: AttemptLog, last: bool, admitted: bool) -> str:
     if a.explanation:
         return ("Finding the blocking group: its children placed one by one, each beside "
                 "the earlier ones")
-    what = "the minimum" if a.whole else "the minimum raised toward what it asks"
+    what = ("the minimum" if a.whole else
+            "the minimum, each child asked for what its group's pod count leaves to it"
+            if a.implied else "the minimum raised toward what it asks")
     order = "pods packed onto the fullest nodes" if a.pack else "spread onto the emptiest"
     if a.caps_first:
         order += ", sets capped per node before larger siblings"

@@ -63,6 +63,7 @@ class Attempt(NamedTuple):
     own: TreeNode  # where an extra child reads its own minimum (see attempts())
     caps_first: bool = False  # Search.caps_first
     deep: bool = False  # Search.deep
+    implied: bool = False  # tree: the unit with the minimums its pod counts imply
 
 
 @dataclass(slots=True)
@@ -96,7 +97,8 @@ def implied(node: TreeNode, facts: Facts, need: int = 0) -> TreeNode:
     minimum and then grown where it may no longer fit). The node itself when nothing
     rises."""
     size = facts.size(node)
-    own = min(size, max(node.min_pods, need))
+    # a need its own minimum already meets (a group's min_groups may) changes nothing
+    own = min(size, need) if need > 0 and need > minimum_pods(node) else node.min_pods
     if isinstance(node, PodSet):
         return node if own == node.min_pods else replace(node, min_pods=own)
     sizes = [facts.size(c) for c in node.children]
@@ -131,7 +133,8 @@ def attempts(unit: TreeNode, facts: Facts, opts: Options, minimum: int) -> Itera
     if tight is not unit:  # first the minimums the unit's pod counts imply
         facts.adopt(tight)
         for order in orders:
-            yield Attempt(tight, order, opts.backtrack_budget, opts.score_budget, unit)
+            yield Attempt(tight, order, opts.backtrack_budget, opts.score_budget, unit,
+                          implied=True)
     for order in orders:
         yield Attempt(unit, order, opts.backtrack_budget, opts.score_budget, unit)
     if opts.child_order == "size" and facts.spread(unit) > 1:
@@ -152,7 +155,8 @@ def run(attempt: Attempt, facts: Facts, domains: Domains, opts: Options) -> Outc
     search = Search(facts, domains, opts, budget, pack=attempt.node_order == "pack",
                     own=attempt.own, caps_first=attempt.caps_first, deep=attempt.deep)
     if search.log is not None:
-        search.log.attempt(search, attempt.node_order == "pack", attempt.tree, facts.unit)
+        search.log.attempt(search, attempt.node_order == "pack", attempt.tree, facts.unit,
+                           attempt.implied)
     root = search.first(attempt.tree)
     if root is None:
         return Outcome(Status(Code.UNSCHEDULABLE), search)

@@ -71,6 +71,7 @@ class AttemptLog:
     number: int
     pack: bool  # pods packed onto the fullest nodes (else spread onto the emptiest)
     whole: bool  # the unit's own minimum (else a copy with raised minimums)
+    implied: bool = False  # a copy with the minimums the unit's pod counts imply
     caps_first: bool = False  # sets capped per node placed before larger siblings
     deep: bool = False  # groups asked for their other ways when a later sibling fails
     tiers: dict[tuple[str, str | None], TierLog] = field(default_factory=dict)
@@ -86,9 +87,11 @@ class SearchLog:
 
     # -- called by the search -----------------------------------------------------------
 
-    def attempt(self, search: Search, pack: bool, tree: TreeNode, unit: TreeNode) -> None:
+    def attempt(self, search: Search, pack: bool, tree: TreeNode, unit: TreeNode,
+                implied: bool = False) -> None:
         log = AttemptLog(len([a for a in self.attempts if not a.explanation]) + 1, pack,
-                         tree is unit, caps_first=search.caps_first, deep=search.deep)
+                         tree is unit, implied, caps_first=search.caps_first,
+                         deep=search.deep)
         self.attempts.append(log)
         self._current = log
 
