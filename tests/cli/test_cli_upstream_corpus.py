@@ -173,3 +173,100 @@ def test_vcjob_with_one_event_in_two_policies_is_refused(run: Run, tmp_path: Pat
     path.write_text(DUPLICATED_POLICY_EVENT.replace("  - event: PodFailed\n    action: Abort",
                                                     "  - event: PodEvicted\n    action: Abort"))
     assert placed(run, tmp_path, path.read_text())["workloads"][0]["status"] == "Admitted"
+
+
+# -- KAI topology annotations on a batch Job ---------------------------------------------
+
+# kai-scheduler docs/topology/README.md: a batch/v1 Job annotated with kai.scheduler/topology
+# and a required (and/or preferred) placement level; KAI's podgrouper copies the top
+# owner's annotations into the Job's PodGroup topologyConstraint, and the scheduler then
+# places the whole workload inside one domain of that level.
+KAI_TOPOLOGY_JOB = """\
+apiVersion: kai.scheduler/v1alpha1
+kind: Topology
+metadata:
+  name: cluster-topology
+spec:
+  levels:
+  - nodeLabel: topology.kubernetes.io/zone
+  - nodeLabel: gangsched.io/rack
+  - nodeLabel: kubernetes.io/hostname
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+  annotations:
+    kai.scheduler/topology: TOPOLOGY
+    kai.scheduler/topology-required-placement: gangsched.io/rack
+MORE
+spec:
+  parallelism: 5
+  completions: 5
+  template:
+    metadata:
+      labels: {kai.scheduler/queue: default-queue}
+    spec:
+      schedulerName: kai-scheduler
+      restartPolicy: Never
+      containers:
+      - name: main
+        image: ubuntu
+        resources:
+          limits: {nvidia.com/gpu: "8"}
+"""
+
+
+def _kai_job(topology: str = "cluster-topology", more: str = "") -> str:
+    return KAI_TOPOLOGY_JOB.replace("TOPOLOGY", topology).replace("MORE\n", more)
+
+
+def test_kai_job_topology_annotations_constrain_its_podgroup(run: Run, tmp_path: Path) -> None:
+    path = tmp_path / "in.yaml"
+    path.write_text(_kai_job())
+    result = run("translate", "-o", "tree", "-f", path)
+    assert result.exit_code == 0, result.output
+    assert "PodGroup default/pg-train" in result.stdout
+    assert "requires gangsched.io/rack" in result.stdout
+    # a rack holds 4 of the 5 pods (8 GPUs each, 4 nodes of 8): those run together in one
+    # rack, the fifth waits (minMember 1 by default), none lands in another rack
+    result = run("place", "-f", CLUSTER, "-f", path, "-o", "json", "--allow-rejected")
+    [w] = json.loads(result.stdout)["workloads"]
+    assert (w["kind"], w["name"]) == ("PodGroup", "pg-train")
+    nodes = [p["node"] for p in w["pods"] if p["node"]]
+    assert len(nodes) == 4
+    assert len({n.rsplit("-", 1)[0] for n in nodes}) == 1
+
+
+def test_kai_job_topology_with_batch_min_member_is_one_gang_in_one_domain(
+        run: Run, tmp_path: Path) -> None:
+    path = tmp_path / "in.yaml"
+    path.write_text(_kai_job(more='    kai.scheduler/batch-min-member: "5"\n'))
+    result = run("place", "-f", CLUSTER, "-f", path, "-o", "json")
+    assert result.exit_code == 3, result.output
+    [w] = json.loads(result.stdout)["workloads"]
+    assert (w["name"], w["status"]) == ("pg-train", "Rejected")
+    assert "rack" in w["reason"]
+    assert all(p["node"] is None for p in w["pods"])
+
+
+def test_kai_job_topology_annotation_naming_no_topology_is_invalid(
+        run: Run, tmp_path: Path) -> None:
+    path = tmp_path / "in.yaml"
+    path.write_text(_kai_job(topology="nope"))
+    result = run("validate", path)
+    assert_one_line_error(result, "in.yaml[doc 1]: Job/train: "
+                          "metadata.annotations.kai.scheduler/topology: topology 'nope' "
+                          "not found")
+
+
+def test_kai_job_placement_level_without_topology_is_ignored_with_a_warning(
+        run: Run, tmp_path: Path) -> None:
+    # as for a PodGroup's topologyConstraint: no topology named, so KAI ignores the level
+    path = tmp_path / "in.yaml"
+    path.write_text(_kai_job().replace("    kai.scheduler/topology: cluster-topology\n", ""))
+    result = run("place", "-f", CLUSTER, "-f", path, "-o", "json")
+    assert result.exit_code == 0, result.output
+    assert "metadata.annotations.kai.scheduler/topology: no topology named" in result.stderr
+    workloads = json.loads(result.stdout)["workloads"]
+    assert [w["kind"] for w in workloads] == ["Pod"] * 5

@@ -59,7 +59,13 @@ reports them, naming file, object and field); the rest fail the load.
 annotation (absent: 1, which pods placed one by one meet, so nothing is built then;
 ``pkg/podgrouper/podgrouper/plugins/job/job_grouper.go``). gangsched builds that PodGroup
 over the Job's pods; an annotation that is no int32 is an error (KAI creates no PodGroup
-and the pods never run), one on pods of another scheduler or on a JobSet a warning.
+and the pods never run), one on pods of another scheduler or on a JobSet a warning. The
+Job's ``kai.scheduler/topology``, ``kai.scheduler/topology-required-placement`` and
+``kai.scheduler/topology-preferred-placement`` annotations become that PodGroup's
+``topologyConstraint`` (``defaultgrouper.GetPodGroupMetadata`` copies them from the top
+owner; ``docs/topology``), so a Job with them gets its PodGroup even with minMember 1: its
+pods go into one domain of the level. Resolved as a PodGroup's, errors naming the
+annotation.
 
 ``queue``, ``priorityClassName`` and ``preemptibility`` are read and checked (the CRD's
 enum) and shown by ``translate -o tree``; placement uses the pods' own priority.
@@ -99,6 +105,11 @@ SUBGROUP_LABEL = "kai.scheduler/subgroup-name"  # constants.SubGroupLabelKey
 PREEMPTIBILITY = ("preemptible", "non-preemptible")
 INT32_MAX = 2**31 - 1
 MIN_MEMBER_ANNOTATION = "kai.scheduler/batch-min-member"  # constants.MinMemberOverrideKey
+# the top owner's topology annotations the podgrouper copies into its PodGroup's
+# topologyConstraint (defaultgrouper.GetPodGroupMetadata): field -> annotation key
+TOPOLOGY_ANNOTATIONS = {"topology": "kai.scheduler/topology",
+                        "requiredTopologyLevel": "kai.scheduler/topology-required-placement",
+                        "preferredTopologyLevel": "kai.scheduler/topology-preferred-placement"}
 QUEUE_LABEL = "kai.scheduler/queue"
 KAI_SCHEDULERS = ("kai-scheduler", "gangsched")  # gangsched's own, as for Kthena
 JOB_API_VERSIONS = ("batch/v1", "jobset.x-k8s.io/v1alpha2")
@@ -116,6 +127,13 @@ class TopologyConstraint:
     required: str = ""
     preferred: str = ""
     field: str = "spec.topologyConstraint"  # where it is, for errors
+    annotations: bool = False  # written as a Job's kai.scheduler/topology annotations
+
+    def path(self, name: str) -> str:
+        """Where ``name`` (``topology``, ``requiredTopologyLevel``, ...) was written."""
+        if self.annotations:
+            return f"metadata.annotations.{TOPOLOGY_ANNOTATIONS[name]}"
+        return f"{self.field}.{name}"
 
 
 @dataclass(frozen=True)
@@ -359,7 +377,7 @@ def _resolve(tc: TopologyConstraint | None, topos: Mapping[str, TopologyObject]
         if topos or not all(_is_key(x) for x in (tc.required, tc.preferred) if x):
             known = ", ".join(sorted(topos)) or "none in the inputs"
             raise InputError(f"topology {tc.topology!r} not found (a {TOPOLOGY_API_VERSION} "
-                             f"Topology; known: {known})", field=f"{tc.field}.topology")
+                             f"Topology; known: {known})", field=tc.path("topology"))
         # no KAI Topology in the inputs at all: the levels are read as node label keys
         keys = [Constraint(tc.required, "required")] if tc.required else []
         if tc.preferred:
@@ -372,7 +390,7 @@ def _resolve(tc: TopologyConstraint | None, topos: Mapping[str, TopologyObject]
         if not level:
             continue
         key = topo.resolve(level)
-        path = f"{tc.field}.{attr}TopologyLevel"
+        path = tc.path(f"{attr}TopologyLevel")
         if key is None:
             choices = [*topo.levels, *(a for a in topo.aliases if a)]
             raise InputError(f"level {level!r} is not a level of topology {topo.name} "
@@ -383,7 +401,7 @@ def _resolve(tc: TopologyConstraint | None, topos: Mapping[str, TopologyObject]
         raise InputError(f"preferredTopologyLevel {tc.preferred!r} is wider than "
                          f"requiredTopologyLevel {tc.required!r}: the preferred level must be "
                          "the same as or narrower than the required one",
-                         field=f"{tc.field}.preferredTopologyLevel")
+                         field=tc.path("preferredTopologyLevel"))
     return tuple(out), ranks.get("required")
 
 
@@ -434,7 +452,7 @@ class _Builder:
         cons, rank = _resolve(tc, self.topos)
         if tc is not None and not self.topos:
             where = f"{self.pg.origin.where} {KIND}/{self.pg.name}".strip()
-            note = (f"{where}: {tc.field}.topology: no {TOPOLOGY_API_VERSION} Topology in the "
+            note = (f"{where}: {tc.path('topology')}: no {TOPOLOGY_API_VERSION} Topology in the "
                     f"inputs; its levels are read as node label keys")
             if note not in self.warnings:
                 self.warnings.append(note)
@@ -443,7 +461,7 @@ class _Builder:
         if parent is not None and parent[0] == tc.topology and rank < parent[1]:
             raise InputError(f"requiredTopologyLevel {tc.required!r} is wider than its "
                              "parent's: a subgroup must fit inside its parent's domain",
-                             field=f"{tc.field}.requiredTopologyLevel")
+                             field=tc.path("requiredTopologyLevel"))
         return cons, (tc.topology, rank)
 
     def leaf(self, name: str, path: str, minimum: int, topo: tuple[Constraint, ...]
@@ -601,11 +619,38 @@ def _min_member_override(obj: Mapping[str, Any], origin: Origin) -> int | None:
                        f"{INT32_MAX}", f"metadata.annotations.{MIN_MEMBER_ANNOTATION}")
 
 
+def _annotation_topology(obj: Mapping[str, Any], origin: Origin, warnings: list[str]
+                         ) -> TopologyConstraint | None:
+    """The Job's ``kai.scheduler/topology`` and placement annotations, the
+    ``topologyConstraint`` KAI's podgrouper gives its PodGroup; None when not set."""
+    meta = obj.get("metadata")
+    annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
+    if not isinstance(annotations, Mapping):
+        return None
+    values = {name: annotations.get(key) for name, key in TOPOLOGY_ANNOTATIONS.items()}
+    if not any(values.values()):
+        return None
+    topo, required, preferred = (str(values[name] or "") for name in TOPOLOGY_ANNOTATIONS)
+    tc = TopologyConstraint(topo, required, preferred, annotations=True)
+    if not topo:
+        warnings.append(str(origin.error("no topology named (kai.scheduler/topology), so "
+                                          "KAI ignores its placement levels",
+                                          tc.path("topology"))))
+        return None
+    if not required and not preferred:
+        raise origin.error("no topology constraints were found: set "
+                           f"{TOPOLOGY_ANNOTATIONS['requiredTopologyLevel']} or "
+                           f"{TOPOLOGY_ANNOTATIONS['preferredTopologyLevel']}",
+                           tc.path("topology"))
+    return tc
+
+
 def _batch_job_groups(inputs: Inputs, topos: Mapping[str, TopologyObject],
                       out: Contribution) -> None:
     """A PodGroup ``pg-<job>-<uid>`` per ``batch/v1`` Job whose pods KAI schedules, with
-    ``minMember`` its ``kai.scheduler/batch-min-member`` (KAI's ``K8sJobGrouper``); a Job
-    without the annotation gets minMember 1 from KAI, which its pods placed one by one
+    ``minMember`` its ``kai.scheduler/batch-min-member`` (KAI's ``K8sJobGrouper``) and the
+    ``topologyConstraint`` of its topology annotations (``DefaultGrouper``); a Job with
+    neither gets minMember 1 and no constraint from KAI, which its pods placed one by one
     already meet. Pods Kueue gangs (claimed before this builder) are left to it."""
     for doc in inputs.documents:
         if doc.kind not in ("Job", "JobSet") or doc.api_version not in JOB_API_VERSIONS:
@@ -613,9 +658,11 @@ def _batch_job_groups(inputs: Inputs, topos: Mapping[str, TopologyObject],
         obj = with_generated_name(doc)
         origin = Origin.of(doc)
         minimum = _min_member_override(obj, origin)
-        if minimum is None:
+        topology = _annotation_topology(obj, origin, out.warnings)
+        if minimum is None and topology is None:
             continue
-        field = f"metadata.annotations.{MIN_MEMBER_ANNOTATION}"
+        field = (f"metadata.annotations.{MIN_MEMBER_ANNOTATION}" if minimum is not None
+                 else "metadata.annotations.kai.scheduler/topology")
         if doc.kind == "JobSet":
             out.warnings.append(str(origin.error(
                 "not modelled on a JobSet (KAI's per-replicatedJob SubGroups); ignored",
@@ -631,12 +678,13 @@ def _batch_job_groups(inputs: Inputs, topos: Mapping[str, TopologyObject],
                 f"ignored: the Job's pods use schedulerName {', '.join(others)}, which KAI "
                 "does not schedule", field)))
             continue
-        if pods:
-            uid = meta.get("uid")
-            pg = KaiPodGroup(name=f"pg-{name}-{uid}" if uid else f"pg-{name}",
-                             namespace=namespace, min_member=minimum, origin=origin,
-                             queue=(meta.get("labels") or {}).get(QUEUE_LABEL, ""))
-            workload, warnings = build_workload(pg, pods, topos)
+        uid = meta.get("uid")
+        pg = KaiPodGroup(name=f"pg-{name}-{uid}" if uid else f"pg-{name}",
+                         namespace=namespace, min_member=minimum, origin=origin,
+                         queue=(meta.get("labels") or {}).get(QUEUE_LABEL, ""),
+                         topology=topology)
+        workload, warnings = build_workload(pg, pods, topos)
+        if pods or workload.invalid:  # a Topology or level not found is wrong without pods
             out.workloads.append(workload)
             out.warnings.extend(warnings)
             out.claimed.update(p.key for p in pods)
