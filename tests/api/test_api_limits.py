@@ -229,3 +229,30 @@ def test_yaml_errors_stay_one_line(tmp_path: Path) -> None:
     text = str(error_of(path))
     assert "\n" not in text and "\x07" not in text
     assert yaml.__version__  # PyYAML rejects the control character itself
+
+
+@pytest.mark.parametrize("spacing", ["", "  "], ids=["compact", "spaced"])
+def test_repeated_keys_in_json_follow_the_mode_too(tmp_path: Path, spacing: str) -> None:
+    """A file starting with ``{`` is read by the JSON parser, which kept the last of two
+    equal keys silently, even in strict mode."""
+    text = spacing + ('{"apiVersion": "v1", "kind": "Node", '
+                      '"metadata": {"name": "n1", "name": "n2"}}')
+    path = write(tmp_path, text, "in.json")
+    err = error_of(path)
+    assert 'key "name" already set in map' in err.message, err.message
+    warned = load([path], validate="warn")
+    assert [n.name for n in warned.nodes] == ["n2"] and len(warned.warnings) == 1
+    quiet = load([path], validate="ignore")
+    assert [n.name for n in quiet.nodes] == ["n2"] and quiet.warnings == []
+
+
+def test_a_huge_value_in_a_message_is_cut(tmp_path: Path) -> None:
+    """A 5 MB label value is quoted in its error: the line stays short enough to read,
+    with its start (where and what) and its end (the rule broken)."""
+    value = "a" * 5_000_000
+    path = write(tmp_path, NODE.format(name="n1") + f"  labels: {{x: {value}}}\n")
+    text = str(error_of(path))
+    assert len(text) < 3000, len(text)
+    assert text.startswith(f"{path}[doc 0]: Node/n1: metadata.labels.x: invalid label value")
+    assert "characters left out" in text
+    assert text.endswith("aaa': must be no more than 63 bytes")

@@ -96,6 +96,13 @@ def test_stdin(monkeypatch: pytest.MonkeyPatch) -> None:
     assert [n.name for n in load(["-"]).nodes] == ["from-stdin"]
 
 
+def test_a_closed_stdin_is_an_input_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``gangsched validate -f - <&-``: Python starts with ``sys.stdin`` None."""
+    monkeypatch.setattr("sys.stdin", None)
+    with pytest.raises(InputError, match="<stdin>: cannot read file: standard input is closed"):
+        load(["-"])
+
+
 def test_json_input(write_yaml: WriteYaml) -> None:
     path = write_yaml('{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "j"}}', "n.json")
     assert [n.name for n in load([path]).nodes] == ["j"]

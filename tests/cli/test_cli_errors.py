@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import json
+import math
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_helpers import Run, assert_one_line_error
@@ -188,3 +193,130 @@ def test_deep_nesting_is_refused_before_parsing(text: str, what: str, run: Run,
     result = run("validate", path)
     assert time.perf_counter() - start < 10
     assert_one_line_error(result, f"invalid {what}", "nested deeper than 100 levels")
+
+
+# -- what the output side and the file system can do to a command ------------------------------
+
+
+def _subprocess(*args: str | Path, stdout: Any = subprocess.PIPE, cwd: Path | None = None
+                ) -> subprocess.CompletedProcess[str]:
+    """The installed command in a child process (a real stdout, not CliRunner's buffer)."""
+    return subprocess.run([sys.executable, "-m", "gangsched.cli.main", *map(str, args)],
+                          stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=120,
+                          check=False, cwd=cwd, env={**os.environ, "COLUMNS": "200"})
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize("args", [
+    ("validate", CLUSTER),
+    ("place", CLUSTER, EXAMPLES / "workload-gang.yaml", "-o", "json"),
+    ("cluster", "show", CLUSTER),
+    ("cluster", "generate", "--levels", "zone=2,host=2"),
+], ids=["validate", "place", "cluster show", "cluster generate"])
+def test_a_full_disk_on_stdout_is_one_line(args: tuple[str | Path, ...]) -> None:
+    """``gangsched ... > file`` on a full disk: one error line, exit 1, no traceback (and
+    no second complaint when Python flushes stdout on the way out)."""
+    with open("/dev/full", "w") as full:
+        done = _subprocess(*args, stdout=full)
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stderr.splitlines() == [
+        "error: cannot write the output: No space left on device"], done.stderr
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_an_output_file_on_a_full_disk_is_one_line(run: Run) -> None:
+    result = run("cluster", "generate", "--levels", "zone=2,host=2", "--output-file",
+                 "/dev/full")
+    assert_one_line_error(result, "/dev/full", "No space left on device")
+    assert Path("/dev/full").is_char_device()  # written to, never replaced
+
+
+def test_an_output_file_is_whole_or_untouched(run: Run, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write that fails half way leaves the old file as it was and no stray files."""
+    target = tmp_path / "nodes.yaml"
+    target.write_text("old\n")
+    real_write = os.write
+
+    def short_write(fd: int, data: Any) -> int:
+        if len(data) > 1000:
+            real_write(fd, bytes(data[:1000]))
+            raise OSError(28, "No space left on device")
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", short_write)
+    result = run("cluster", "generate", "--levels", "zone=2,host=8", "--output-file", target)
+    monkeypatch.undo()
+    assert_one_line_error(result, str(target), "No space left on device")
+    assert target.read_text() == "old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["nodes.yaml"]
+    assert run("cluster", "generate", "--levels", "zone=2,host=8", "--output-file",
+               target).exit_code == 0
+    assert target.read_text().count("kind: Node") == 16
+
+
+def test_symlink_loops_under_a_recursive_directory_end(run: Run, tmp_path: Path) -> None:
+    """``-R`` over a directory that links to itself (four times: 4**40 paths before the
+    kernel says ELOOP) reads each file once, at once."""
+    tree = tmp_path / "tree"
+    (tree / "sub").mkdir(parents=True)
+    (tree / "sub" / "cluster.yaml").write_text(CLUSTER.read_text())
+    for i in range(4):
+        (tree / "sub" / f"again{i}").symlink_to("..")
+    start = time.perf_counter()
+    result = run("validate", "-R", "-f", tree)
+    assert time.perf_counter() - start < 10
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "1 file valid\n"
+    placed = run("cluster", "show", "-R", tree)
+    assert placed.exit_code == 0, placed.output
+
+
+@pytest.mark.parametrize("args", [
+    ("validate", "-f", ""),
+    ("place", "-f", CLUSTER, "-f", ""),
+    ("validate", ""),
+    ("simulate", "--trace", EXAMPLES / "cluster-small.yaml", "--cluster", "", "--seeds", "1"),
+], ids=["-f", "second -f", "argument", "--cluster"])
+def test_an_empty_file_name_is_an_error_not_the_current_directory(
+        args: tuple[str | Path, ...], run: Run, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``-f "$CLUSTER"`` with the variable unset: kubectl refuses it; reading every YAML
+    file of the working directory instead would place against the wrong inputs."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "cluster.yaml").write_text(CLUSTER.read_text())
+    result = run(*args)
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    assert "empty file name" in lines[0]
+
+
+@pytest.mark.parametrize(("option", "value", "fragment"), [
+    ("--port", "-1", "--port"),
+    ("--port", "65536", "--port"),
+    ("--dashboard-port", "70000", "--dashboard-port"),
+], ids=["negative port", "port too large", "dashboard port"])
+def test_dev_cluster_ports_out_of_range(option: str, value: str, fragment: str,
+                                        run: Run) -> None:
+    result = run("dev-cluster", "-f", CLUSTER, "--port", "0", "--dashboard", option, value)
+    assert_one_line_error(result, fragment, "0 and 65535")
+
+
+@pytest.mark.parametrize("latency", [math.inf, math.nan, 1e300])
+def test_dev_cluster_latency_must_be_finite(latency: float) -> None:
+    """An infinite latency started a server answering every request with a 500."""
+    from gangsched.cli.devcluster import build_server
+
+    with pytest.raises(InputError, match="--latency-ms"):
+        build_server([], port=0, latency_ms=latency)
+
+
+@pytest.mark.parametrize("keys", ["bad key!", "a" * 300, "example.com/rack,-x"],
+                         ids=["space", "too long", "second"])
+def test_topology_option_keys_must_be_label_keys(keys: str, run: Run, tmp_path: Path) -> None:
+    """A key no node label can have was taken as a level, with a warning per level."""
+    cluster = _write(tmp_path, NODE.format(name="n1", capacity="8"))
+    result = run("place", cluster, EXAMPLES / "workload-gang.yaml", "--topology", keys)
+    assert_one_line_error(result, "--topology", "invalid label key")

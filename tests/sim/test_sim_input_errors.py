@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -298,3 +299,128 @@ def test_a_required_level_no_node_carries_is_an_error(tmp_path: Path) -> None:
         build_scenario(request)
     message = str(info.value)
     assert "t.jsonl:1" in message and "nolevel" in message and "no node" in message
+
+
+# -- sizes: what a small file may ask for ---------------------------------------------------
+
+
+def test_a_plain_trace_over_the_limit_is_refused_before_it_fills_memory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only gzip input was bounded: ``--trace /dev/zero`` read until a MemoryError."""
+    import gangsched.sim.trace as trace_mod
+
+    monkeypatch.setattr(trace_mod, "MAX_TEXT_BYTES", 1 << 20)
+    message = trace_error(tmp_path, b" " * (2 << 20))
+    assert "t.jsonl" in message and "more than 1,048,576 bytes" in message
+    if Path("/dev/zero").exists():  # no size to stat: the read itself must stop
+        with pytest.raises(InputError, match="more than 1,048,576 bytes"):
+            load_trace("/dev/zero")
+
+
+def test_too_many_pods_in_the_whole_trace_are_refused_before_any_is_built(
+        tmp_path: Path) -> None:
+    """Each line may have 100,000 pods; 11 such lines (a 1 KB file) built 1.1 million pod
+    objects (over a gigabyte) before anything said no, and 200 lines ran out of memory."""
+    big = {**ROLE, "replicas": 100_000}
+    text = "".join(line(name=f"w{i}", roles=[big]) + "\n" for i in range(11))
+    start = time.perf_counter()
+    message = trace_error(tmp_path, text)
+    assert time.perf_counter() - start < 5
+    assert "t.jsonl:11" in message and "1,100,000 pods" in message
+    assert "at most 1,000,000" in message
+
+
+def test_manifest_lines_count_towards_the_trace_pods(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gangsched.sim.trace as trace_mod
+
+    monkeypatch.setattr(trace_mod, "MAX_TRACE_PODS", 3)
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+           "spec": {"containers": [{"name": "c"}]}}
+    manifest = json.dumps({"arrival": 0, "manifest": pod})
+    text = line() + "\n" + manifest + "\n" + manifest.replace('"p"', '"q"') + "\n"
+    message = trace_error(tmp_path, text)
+    assert "t.jsonl:3" in message and "4 pods" in message
+
+
+def test_a_blank_line_bomb_is_refused_quickly(tmp_path: Path) -> None:
+    """20 KB of gzip holding twenty million newlines: counted, not split into a list."""
+    start = time.perf_counter()
+    message = trace_error(tmp_path, gzip.compress(b"\n" * 20_000_000 + line().encode()))
+    assert time.perf_counter() - start < 10
+    assert "t.jsonl" in message and "lines" in message and "10,000,000" in message
+
+
+def test_a_line_separator_inside_a_json_string_is_not_a_line_break(tmp_path: Path) -> None:
+    """JSON allows a raw U+2028 in a string; str.splitlines broke the line there."""
+    path = tmp_path / "t.jsonl"
+    path.write_text(line(kind="in\u2028ference") + "\n" + line(name="b") + "\n",
+                    encoding="utf-8")
+    items = load_trace(path)
+    assert [it.kind for it in items] == ["in\u2028ference", "workload"]
+    assert items[1].source.endswith("t.jsonl:2")
+
+
+@pytest.mark.parametrize(
+    ("fields", "fragments"),
+    [
+        ({"roles": [{**ROLE, "node_selector": {"bad key!": "x"}}]},
+         ["t.jsonl:1", "roles[0].node_selector", "bad key!"]),
+        ({"roles": [{**ROLE, "node_selector": {"gpu": "not a value"}}]},
+         ["t.jsonl:1", "roles[0].node_selector.gpu", "not a value"]),
+        ({"name": "a" * 300}, ["t.jsonl:1", "name", "at most"]),
+        ({"namespace": "n" * 100}, ["t.jsonl:1", "namespace", "at most"]),
+        ({"roles": [{**ROLE, "name": "r" * 300}]}, ["t.jsonl:1", "roles[0].name", "at most"]),
+    ],
+    ids=["selector key", "selector value", "long name", "long namespace", "long role"],
+)
+def test_names_and_labels_in_a_trace_follow_kubernetes_rules(
+        tmp_path: Path, fields: dict[str, object], fragments: list[str]) -> None:
+    message = trace_error(tmp_path, line(**fields) + "\n")
+    for f in fragments:
+        assert f in message, message
+
+
+def test_the_name_of_a_manifest_line_must_be_a_string(tmp_path: Path) -> None:
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+           "spec": {"containers": [{"name": "c"}]}}
+    message = trace_error(tmp_path, json.dumps({"arrival": 0, "name": 5, "manifest": pod}))
+    assert "t.jsonl:1" in message and "name" in message and "string" in message
+
+
+@pytest.mark.parametrize(
+    ("text", "fragments"),
+    [
+        (POD.replace("p0,1000,", "p0,1_000,"), [":2", "cpu_milli", "1_000"]),
+        (POD.replace("p0,1000,", "p0,\u0663,"), [":2", "cpu_milli"]),
+        (POD.replace("p0,1000,", "p0,1.5,"), [":2", "cpu_milli", "whole number"]),
+        (POD.replace("p0,1000,", "p0, 1000 ,"), None),
+        (POD.replace("p0,1000,", "p0,1e3,"), None),
+        (POD.replace("p0,1000,", "p0,1000.0,"), None),
+    ],
+    ids=["underscore", "arabic-indic digit", "fraction", "spaces", "exponent", "point zero"],
+)
+def test_alibaba_numbers_are_plain_decimal(tmp_path: Path, text: str,
+                                           fragments: list[str] | None) -> None:
+    """Python's int() reads '1_000' and other scripts' digits; a CSV number is neither."""
+    if fragments is None:
+        path = tmp_path / POD_FILE
+        path.write_text(POD_HEADER + text)
+        items, _ = load_pods(path)
+        assert items[0].workload.pods["openb/p0"].requests["cpu"] == 1000
+        return
+    message = csv_error(tmp_path, POD_FILE, POD_HEADER + text)
+    for f in fragments:
+        assert f in message, message
+
+
+def test_too_many_alibaba_rows_are_refused_while_reading(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gangsched.sim.alibaba as alibaba_mod
+
+    monkeypatch.setattr(alibaba_mod, "MAX_ROWS", 3)
+    rows = "".join(POD.replace("p0", f"p{i}") for i in range(4))
+    message = csv_error(tmp_path, POD_FILE, POD_HEADER + rows)
+    assert ":4" in message and "more than 3 lines" in message
+    message = csv_error(tmp_path, POD_FILE, POD_HEADER + "\n" * 10 + POD)  # blank ones too
+    assert ":4" in message and "more than 3 lines" in message

@@ -62,7 +62,20 @@ class InputError(GangschedError):
         elif self.doc is not None:
             where = f"[doc {self.doc}]"
         parts = [p for p in (where, self.obj, self.field) if p]
-        return printable(": ".join([*parts, self.message]))
+        return _elided(printable(": ".join([*parts, self.message])))
+
+
+MESSAGE_HEAD, MESSAGE_TAIL = 1200, 600
+"""Characters of a very long message kept from its start and its end: a message quotes
+the value at fault, which may be megabytes (a label of a 100 MB file)."""
+
+
+def _elided(text: str) -> str:
+    left_out = len(text) - MESSAGE_HEAD - MESSAGE_TAIL
+    if left_out <= 100:
+        return text
+    return (f"{text[:MESSAGE_HEAD]}... ({left_out:,} characters left out) ..."
+            f"{text[-MESSAGE_TAIL:]}")
 
 
 class ValidationError(GangschedError):

@@ -1018,6 +1018,8 @@ def _read(path: str) -> str:
     name = "<stdin>" if path == "-" else path
     try:
         if path == "-":
+            if sys.stdin is None:  # started with it closed (`<&-`)
+                raise InputError("cannot read file: standard input is closed", file=name)
             data = sys.stdin.buffer.read(limit + 1) if hasattr(sys.stdin, "buffer") else (
                 sys.stdin.read(limit + 1).encode("utf-8", "surrogateescape"))
             if len(data) > limit:
@@ -1139,13 +1141,15 @@ def _parse(
     if text.lstrip().startswith("{"):  # JSON (kubectl -o json) parses much faster as JSON
         _check_json_depth(text, file)
         try:
-            yield 0, json.loads(text), False
-            return
-        except ValueError:
-            pass  # not JSON after all: let the YAML parser explain (or accept) it
+            data = json.loads(text, object_pairs_hook=_unrepeated)
+        except ValueError:  # not JSON after all, or a key repeated in an object: let the
+            pass  # YAML parser explain (or accept) it, by the mode, as in YAML files
         except RecursionError:
             raise InputError(f"invalid JSON: nested deeper than {MAX_DEPTH} levels",
                              file=file, doc=0) from None
+        else:
+            yield 0, data, False
+            return
     # plain block YAML: no need for libyaml; documents checked by their skeleton's plan
     simple = fastyaml.checked_documents(text, None if kinds is None else _Judge(kinds))
     if simple is not None:
@@ -1166,6 +1170,15 @@ def _parse(
         raise _yaml_error(err, file, index) from None
     finally:
         loader.dispose()
+
+
+def _unrepeated(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object, or ValueError when a key is in it twice (``json`` keeps the last
+    silently; YAML's reader says so, by the mode)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise ValueError("repeated key")
+    return out
 
 
 def _yaml_error(err: yaml.YAMLError, file: str, index: int) -> InputError:

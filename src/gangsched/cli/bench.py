@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from gangsched.api.errors import InputError
-from gangsched.cli.common import App, info, print_table
+from gangsched.cli.common import App, info, print_table, write_output_file
 
 if TYPE_CHECKING:  # the benchmarks (numpy, the engine) are imported where used
     from rich.table import Table
@@ -33,14 +33,15 @@ FileOption = Annotated[Path | None, typer.Option(
 
 
 def _emit(result: Mapping[str, Any], table: Table, output: Format, path: Path | None) -> None:
-    from gangsched.bench import machine_info, write_json
+    from gangsched.bench import machine_info
 
+    text = json.dumps({**result, "machine": machine_info()}, indent=2)
     if output is Format.json:
-        typer.echo(json.dumps({**result, "machine": machine_info()}, indent=2))
+        typer.echo(text)
     else:
         print_table(table)
     if path is not None:
-        write_json(result, path)
+        write_output_file(path, text + "\n")  # whole or not at all
         info(f"wrote {path}")
 
 

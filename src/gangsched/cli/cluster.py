@@ -27,6 +27,7 @@ from gangsched.cli.common import (
     out,
     plain,
     print_table,
+    write_output_file,
 )
 
 if TYPE_CHECKING:  # numpy and the cluster model are imported where used (`--help` is light)
@@ -108,8 +109,7 @@ def generate(
     if output_file is None:
         _write_stdout(text)
         return
-    output_file.parent.mkdir(parents=True, exist_ok=True)
-    output_file.write_text(text, encoding="utf-8")
+    write_output_file(output_file, text)
     info(f"wrote {node_count(level_spec):,} nodes to {output_file}")
 
 

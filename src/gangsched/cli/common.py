@@ -14,6 +14,8 @@ inputs, the ``--topology`` option, the well-known keys present on the nodes.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import functools
 import os
 import sys
@@ -27,10 +29,10 @@ from rich.markup import escape
 from rich.text import Text
 from typer._click.exceptions import ClickException, NoArgsIsHelpError
 from typer.core import TyperCommand, TyperGroup
-from typer.models import CommandFunctionType
+from typer.models import CommandFunctionType, TyperPath
 
 from gangsched.api.errors import GangschedError, InputError
-from gangsched.api.names import printable
+from gangsched.api.names import first, printable, qualified_name
 from gangsched.cli.lighthelp import import_rich_utils
 
 if TYPE_CHECKING:  # the loader, numpy and the front-ends are imported where used
@@ -227,17 +229,83 @@ def handle_errors(func: Callable[P, R]) -> Callable[P, R]:
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
-            return func(*args, **kwargs)
+            result = func(*args, **kwargs)
+            if sys.stdout is not None:  # None: started with stdout closed
+                sys.stdout.flush()  # a full disk under `> file` shows here, not at exit
+            return result
         except GangschedError as exc:
             error(str(exc))
             raise typer.Exit(1) from None
         except OSError as exc:
+            if exc.filename is None and exc.errno in _OUTPUT_ERRORS:
+                _drop_stdout()
+                error(f"cannot write the output: {exc.strerror or exc}")
+                raise typer.Exit(1) from None
             if exc.filename is None:  # not a file (a broken pipe, a connection): propagate
                 raise
             error(f"{printable(os.fsdecode(exc.filename))}: {exc.strerror or exc}")
             raise typer.Exit(1) from None
 
     return wrapper
+
+
+_OUTPUT_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+"""Errors of a write that name no file: stdout (``> file``) on a full or broken disk."""
+
+
+def _drop_stdout() -> None:
+    """Send what is left in stdout's buffer to /dev/null, so that Python's flush on the
+    way out does not fail again (a second, multi-line complaint and exit status 120)."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a real file (CliRunner's buffer)
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, fd)
+    finally:
+        os.close(null)
+
+
+def write_output_file(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all: into a temporary file beside it,
+    renamed over it once complete, so a full disk leaves the old file as it was and no
+    half-written one. A path that exists and is not a regular file (``/dev/stdout``, a
+    FIFO) is written in place. A failure is an error naming the file."""
+    import tempfile
+
+    data = memoryview(text.encode("utf-8"))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists() and not path.is_file():
+            with open(path, "wb") as handle:
+                handle.write(data)
+            return
+        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            try:
+                os.fchmod(fd, _file_mode(path))
+                while data:
+                    data = data[os.write(fd, data):]
+            finally:
+                os.close(fd)
+            os.replace(temp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+            raise
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror or exc}", file=str(path)) from None
+
+
+def _file_mode(path: Path) -> int:
+    """The mode a new file gets (0666 less the umask), or the one ``path`` has."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def check_out_dir(path: Path, field: str = "--out-dir") -> None:
@@ -283,18 +351,33 @@ class App(typer.Typer):
 
 # -- options every command spells the same way ---------------------------------------------
 
+class _InputPath(TyperPath):
+    """A path option's type, as typer's, except that an empty string is refused: typer
+    would make it ``Path("")``, the working directory (``-f "$UNSET"`` reading every YAML
+    file there); kubectl refuses it too."""
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        if isinstance(value, str | bytes) and not value:
+            self.fail("empty file name", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+INPUT_PATH = _InputPath(path_type=Path)
+"""``click_type=`` of options naming input files or directories."""
+
 FilesOption = Annotated[
     list[Path] | None,
     typer.Option(
         "--filename", "-f", "--file",
         help="File, directory (its YAML and JSON files; with -R its subdirectories too) or "
         "- for stdin, with Kubernetes objects (repeatable).", show_default=False,
+        click_type=INPUT_PATH,
     ),
 ]
 PathsArgument = Annotated[
     list[Path] | None,
     typer.Argument(help="The same as -f, for shell globs.", show_default=False,
-                   metavar="[FILE]..."),
+                   metavar="[FILE]...", click_type=INPUT_PATH),
 ]
 RecursiveOption = Annotated[
     bool,
@@ -376,7 +459,7 @@ def input_files(paths: Sequence[Path] | None, files: Sequence[Path] | None,
         if str(path) == "-" or not path.is_dir():
             found.append(path)
             continue
-        inside = _directory_files(path, recursive)
+        inside = _directory_files(path, recursive, set())
         if not inside:
             more = (" (use -R to read its subdirectories)"
                     if not recursive and any(p.is_dir() for p in path.iterdir()) else "")
@@ -386,14 +469,22 @@ def input_files(paths: Sequence[Path] | None, files: Sequence[Path] | None,
     return found
 
 
-def _directory_files(directory: Path, recursive: bool) -> list[Path]:
+def _directory_files(directory: Path, recursive: bool, seen: set[tuple[int, int]]
+                     ) -> list[Path]:
+    """``seen``: the directories already read (device, inode), so that a symbolic link
+    back up the tree is read once, not until the kernel gives up (ELOOP, after 40 links:
+    4**40 paths when a directory links to itself four times)."""
     files: list[Path] = []
+    st = directory.stat()
+    if (st.st_dev, st.st_ino) in seen:
+        return files
+    seen.add((st.st_dev, st.st_ino))
     for entry in sorted(directory.iterdir()):
         if entry.name.startswith("."):
             continue
         if entry.is_dir():
             if recursive:
-                files.extend(_directory_files(entry, recursive))
+                files.extend(_directory_files(entry, recursive, seen))
         elif entry.suffix in YAML_SUFFIXES and entry.is_file():
             files.append(entry)
     return files
@@ -418,6 +509,11 @@ def parse_topology_option(value: str) -> list[str]:
     duplicate = next((k for i, k in enumerate(keys) if k in keys[:i]), None)
     if duplicate is not None:
         raise InputError(f"label key {duplicate!r} given twice", field="--topology")
+    for key in keys:
+        problems = qualified_name(key)
+        if problems:
+            raise InputError(f"invalid label key {key!r}: {first(problems)}",
+                             field="--topology")
     return keys
 
 

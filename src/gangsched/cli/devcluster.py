@@ -10,6 +10,7 @@ unless ``--allow-remote``.
 from __future__ import annotations
 
 import contextlib
+import math
 import signal
 import sys
 import tempfile
@@ -40,6 +41,15 @@ if TYPE_CHECKING:  # the API server is imported where used: `gangsched --help` s
     from gangsched.testing.apiserver import TestAPIServer
 
 
+MAX_LATENCY_MS = 3_600_000.0  # an hour per request: more is a typo, and time.sleep overflows
+
+
+def check_port(port: int, field: str) -> None:
+    """A TCP port (0: any free one); others would fail deep in bind() with a traceback."""
+    if not 0 <= port <= 65535:
+        raise InputError(f"must be between 0 and 65535, got {port}", field=field)
+
+
 def build_server(
     files: Sequence[Path],
     *,
@@ -58,6 +68,10 @@ def build_server(
     each kind it holds."""
     from gangsched.testing.apiserver import ApiError, FaultConfig, TestAPIServer, is_loopback
 
+    check_port(port, "--port")
+    if not math.isfinite(latency_ms) or latency_ms > MAX_LATENCY_MS:
+        raise InputError(f"must be a finite number of milliseconds, at most "
+                         f"{MAX_LATENCY_MS:,.0f}, got {latency_ms:g}", field="--latency-ms")
     if not allow_remote and not is_loopback(host):
         raise GangschedError(f"refusing to listen on {host}: the dev cluster has no "
                              "authentication; use a loopback address or --allow-remote")
@@ -186,6 +200,7 @@ def dev_cluster_cmd(
 ) -> None:
     """Run a local Kubernetes API server holding the Nodes (and other objects) of the
     input files, for [bold]gangsched serve[/] and kubectl, until Ctrl-C."""
+    check_port(dashboard_port, "--dashboard-port")
     chosen = input_files(paths, files, recursive) if paths or files else []
     log_requests = log_requests or verbose > 0
     srv, kinds = build_server(chosen, host=host, port=port, error_rate=error_rate,

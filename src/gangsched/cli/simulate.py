@@ -22,7 +22,15 @@ import typer
 from rich.markup import escape
 
 from gangsched.api.errors import InputError
-from gangsched.cli.common import check_out_dir, err, info, out, plain, print_table
+from gangsched.cli.common import (
+    INPUT_PATH,
+    check_out_dir,
+    err,
+    info,
+    out,
+    plain,
+    print_table,
+)
 
 if TYPE_CHECKING:  # the simulator (numpy, the engine) is imported where used
     from gangsched.sim.result import Study
@@ -46,10 +54,10 @@ def simulate_cmd(
         "(repeatable; default: all; see --list).", show_default=False)] = None,
     trace: Annotated[Path | None, typer.Option(
         "--trace", help="JSON Lines workload trace (replaces the scenario's workloads).",
-        show_default=False)] = None,
+        show_default=False, click_type=INPUT_PATH)] = None,
     cluster: Annotated[Path | None, typer.Option(
         "--cluster", help="YAML file with Node objects (replaces the scenario's cluster).",
-        show_default=False)] = None,
+        show_default=False, click_type=INPUT_PATH)] = None,
     cluster_spec: Annotated[str | None, typer.Option(
         "--cluster-spec", help="Generated cluster, e.g. zone=4,block=8,rack=8,host=2.",
         show_default=False)] = None,
@@ -70,7 +78,8 @@ def simulate_cmd(
     ] = Format.table,
     alibaba: Annotated[Path | None, typer.Option(
         "--alibaba", help="Directory with the Alibaba cluster-trace-gpu-v2023 openb CSVs: "
-        "replayed over its busiest days (one per seed).", show_default=False)] = None,
+        "replayed over its busiest days (one per seed).", show_default=False,
+        click_type=INPUT_PATH)] = None,
     alibaba_limit: Annotated[int | None, typer.Option(
         "--alibaba-limit", help="Read only the first N pods of the Alibaba trace.",
         show_default=False)] = None,

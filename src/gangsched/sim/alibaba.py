@@ -39,6 +39,7 @@ import csv
 import io
 import math
 import random
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -60,6 +61,8 @@ MODEL_LABEL = "gangsched.io/gpu-model"
 MiB = 1 << 20
 PODS_PER_NODE = 110
 NAMESPACE = "openb"
+
+MAX_ROWS = 1_000_000  # lines of one CSV file (the published pod list has 8,153)
 
 _NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
 _POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec", "qos",
@@ -100,6 +103,8 @@ def _rows(path: Path, columns: tuple[str, ...]) -> list[tuple[int, dict[str, str
         rows = []
         line = reader.line_num + 1
         for fields in reader:
+            if reader.line_num > MAX_ROWS:
+                raise InputError(f"more than {MAX_ROWS:,} lines", file=f"{path}:{line}")
             if fields:  # a blank line
                 if len(fields) != len(header):
                     raise InputError(f"has {len(fields)} field{'' if len(fields) == 1 else 's'}, "
@@ -117,21 +122,27 @@ def _rows(path: Path, columns: tuple[str, ...]) -> list[tuple[int, dict[str, str
     return rows
 
 
+_DECIMAL = re.compile(r"[-+]?[0-9]+")
+_FLOAT = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+
+
 def _int(path: Path, line: int, row: dict[str, str], col: str, default: int | None = None
          ) -> int:
+    """A whole number written in ASCII decimal (``1000``, ``1000.0`` or ``1e3``; not
+    ``1_000`` or other scripts' digits, which Python's ``int`` would read)."""
     text = (row.get(col) or "").strip()
     if not text and default is not None:
         return default
-    try:
+    if _DECIMAL.fullmatch(text):
         v = int(text)
-    except ValueError:
-        try:
-            number = float(text)
-        except ValueError:
-            number = math.nan
+    else:
+        number = float(text) if _FLOAT.fullmatch(text) else math.nan
         if not math.isfinite(number):
             raise InputError(f"must be a number, got {text!r}", file=f"{path}:{line}",
-                             field=col) from None
+                             field=col)
+        if not number.is_integer():
+            raise InputError(f"must be a whole number, got {text!r}", file=f"{path}:{line}",
+                             field=col)
         v = int(number)
     if v < 0:
         raise InputError(f"must be >= 0, got {v}", file=f"{path}:{line}", field=col)

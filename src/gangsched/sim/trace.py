@@ -29,10 +29,12 @@ role of single-pod replicas without replica topology is one PodSet (same meaning
 nodes for the engine).
 
 Limits (larger values are mistakes, reported as errors): ``arrival`` and ``duration`` at
-most :data:`MAX_SECONDS` (ten years), at most :data:`MAX_PODS` pods per line, ``priority``
-a 32-bit integer (as Kubernetes'). A key repeated in a JSON object is an error (JSON would
-keep the last one silently). Every error is one line naming the file, the line and the
-field.
+most :data:`MAX_SECONDS` (ten years), at most :data:`MAX_PODS` pods per line and
+:data:`MAX_TRACE_PODS` per trace (counted before any is built), at most :data:`MAX_LINES`
+lines and :data:`MAX_TEXT_BYTES` bytes (gzip-compressed or not), ``priority`` a 32-bit
+integer (as Kubernetes'), names as long as Kubernetes allows and node selectors of valid
+label keys and values. A key repeated in a JSON object is an error (JSON would keep the
+last one silently). Every error is one line naming the file, the line and the field.
 """
 
 from __future__ import annotations
@@ -41,12 +43,13 @@ import json
 import math
 import re
 import zlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gangsched.api.errors import GangschedError, InputError
+from gangsched.api.names import first, label_value, qualified_name
 from gangsched.api.quantity import parse_resources
 from gangsched.api.types import NodeRequirements, Pod
 from gangsched.cluster.generate import level_key
@@ -65,6 +68,10 @@ _ROLE_FIELDS = frozenset(
 _TOPOLOGY_FIELDS = ("required", "preferred")
 MAX_SECONDS = 10 * 365 * 86400.0  # arrival, duration, horizon: ten years
 MAX_PODS = 100_000  # pods of one trace line, as the front-ends' limit per object
+MAX_TRACE_PODS = 1_000_000  # pods of a whole trace (about a gigabyte once built)
+MAX_LINES = 10_000_000  # lines of a trace, blank ones included
+WORKLOAD_NAME_MAX = 253  # a workload name: a Kubernetes object name (DNS subdomain)
+NAME_MAX = 63  # a namespace or role name: a DNS label's length
 PRIORITY_MIN, PRIORITY_MAX = -(2**31), 2**31 - 1
 
 
@@ -289,13 +296,38 @@ def _resources(ln: _Line, value: object, field: str, *, required: bool) -> dict[
     return res
 
 
+def _name(ln: _Line, value: object, field: str, limit: int,
+          message: str = "must be a lowercase name (letters, digits, '-', '.')") -> str:
+    if not isinstance(value, str) or not _NAME.fullmatch(value):
+        raise ln.error(message, field)
+    if len(value) > limit:
+        raise ln.error(f"must be at most {limit} characters, got {len(value):,}", field)
+    return value
+
+
+def _selector(ln: _Line, value: object, field: str) -> dict[str, str]:
+    """A node selector: label keys to label values, as Kubernetes checks them."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise ln.error("must map label keys to string values", field)
+    for k, v in value.items():
+        problems = qualified_name(k)
+        if problems:
+            raise ln.error(f"invalid label key {k!r}: {first(problems)}", field)
+        problems = label_value(v)
+        if problems:
+            raise ln.error(f"invalid label value {v!r}: {first(problems)}", f"{field}.{k}")
+    return dict(value)
+
+
 def _role_spec(ln: _Line, obj: object, field: str) -> RoleSpec:
     if not isinstance(obj, Mapping):
         raise ln.error("must be an object", field)
     _unknown(ln, obj, _ROLE_FIELDS, field)
-    name = obj.get("name")
-    if not isinstance(name, str) or not _NAME.fullmatch(name):
-        raise ln.error("must be a lowercase name (letters, digits, '-', '.')", f"{field}.name")
+    name = _name(ln, obj.get("name"), f"{field}.name", NAME_MAX)
     replicas = _int(ln, obj, "replicas", f"{field}.replicas", 1, 1)
     assert replicas is not None
     min_replicas = _int(ln, obj, "min_replicas", f"{field}.min_replicas", None, 0)
@@ -309,11 +341,7 @@ def _role_spec(ln: _Line, obj: object, field: str) -> RoleSpec:
                        f"at most {MAX_PODS:,} per workload", field)
     cap = _int(ln, obj, "max_pods_per_node", f"{field}.max_pods_per_node", None, 1)
     entry = obj.get("entry_requests")
-    selector = obj.get("node_selector") or {}
-    if not isinstance(selector, Mapping) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in selector.items()
-    ):
-        raise ln.error("must map label keys to string values", f"{field}.node_selector")
+    selector = _selector(ln, obj.get("node_selector"), f"{field}.node_selector")
     return RoleSpec(
         name=name,
         replicas=replicas,
@@ -326,7 +354,7 @@ def _role_spec(ln: _Line, obj: object, field: str) -> RoleSpec:
         topology=_topology(ln, obj.get("topology"), f"{field}.topology"),
         replica_topology=_topology(ln, obj.get("replica_topology"),
                                    f"{field}.replica_topology"),
-        node_selector=dict(selector),
+        node_selector=selector,
     )
 
 
@@ -335,11 +363,9 @@ def parse_spec(obj: Mapping[str, Any], file: str = "<trace>", line: int = 1) -> 
     name = obj.get("name")
     ln = _Line(file, line, name if isinstance(name, str) else None)
     _unknown(ln, obj, _LINE_FIELDS, "")
-    if not isinstance(name, str) or not _NAME.fullmatch(name):
-        raise ln.error("must be a lowercase name (letters, digits, '-', '.')", "name")
-    ns = obj.get("namespace", "default")
-    if not isinstance(ns, str) or not _NAME.fullmatch(ns):
-        raise ln.error("must be a lowercase name", "namespace")
+    name = _name(ln, name, "name", WORKLOAD_NAME_MAX)
+    ns = _name(ln, obj.get("namespace", "default"), "namespace", NAME_MAX,
+               "must be a lowercase name")
     kind = obj.get("kind", "workload")
     if not isinstance(kind, str) or not kind:
         raise ln.error("must be a non-empty string", "kind")
@@ -381,6 +407,8 @@ def parse_manifest(obj: Mapping[str, Any], file: str = "<trace>", line: int = 1
     name = obj.get("name")
     ln = _Line(file, line, name if isinstance(name, str) else None)
     _unknown(ln, obj, _MANIFEST_FIELDS, "")
+    if name is not None and not isinstance(name, str):
+        raise ln.error(f"must be a string, not {name!r}", "name")
     manifest = obj["manifest"]
     arrival = _number(ln, obj, "arrival", positive=False, optional=False)
     assert arrival is not None
@@ -435,10 +463,16 @@ def parse_line(obj: object, file: str = "<trace>", line: int = 1) -> list[TraceI
 def read_trace(lines: Iterable[str], file: str = "<trace>",
                levels: Sequence[str] | None = None) -> list[TraceItem]:
     """Parse JSON Lines (blank lines and ``#`` comments skipped); items sorted by arrival
-    (stable). ``levels``: topology keys, widest first, to validate trees against."""
-    items: list[TraceItem] = []
-    names: dict[str, str] = {}
+    (stable). ``levels``: topology keys, widest first, to validate trees against.
+
+    Every line is checked, and the pods of the whole trace counted (at most
+    :data:`MAX_TRACE_PODS`), before the trees of role-form lines are built: a small file
+    asking for more is refused at once, not after filling memory."""
+    parsed: list[tuple[int, WorkloadSpec | list[TraceItem]]] = []
+    total = 0
     for n, text in enumerate(lines, start=1):
+        if n > MAX_LINES:
+            raise InputError(f"more than {MAX_LINES:,} lines", file=f"{file}:{n}")
         text = text.strip()
         if not text or text.startswith("#"):
             continue
@@ -449,7 +483,25 @@ def read_trace(lines: Iterable[str], file: str = "<trace>",
                              ) from None
         except (ValueError, RecursionError) as err:
             raise InputError(f"invalid JSON: {err}", file=f"{file}:{n}") from None
-        for item in parse_line(obj, file, n):
+        if isinstance(obj, Mapping) and "manifest" not in obj:
+            spec = parse_spec(obj, file, n)
+            parsed.append((n, spec))
+            total += sum(r.replicas * r.pods_per_replica for r in spec.roles)
+        else:
+            built = parse_line(obj, file, n)
+            parsed.append((n, built))
+            total += sum(len(it.workload.pods) for it in built)
+        if total > MAX_TRACE_PODS:
+            raise InputError(f"the lines up to this one have {total:,} pods; at most "
+                             f"{MAX_TRACE_PODS:,} per trace", file=f"{file}:{n}")
+    items: list[TraceItem] = []
+    names: dict[str, str] = {}
+    for n, entry in parsed:
+        if isinstance(entry, WorkloadSpec):
+            item = build(entry)
+            item.source = f"{file}:{n}"
+            entry = [item]
+        for item in entry:
             wname = item.workload.name
             if wname in names:
                 raise InputError(f"workload {wname!r} already defined at {names[wname]}",
@@ -461,6 +513,21 @@ def read_trace(lines: Iterable[str], file: str = "<trace>",
         raise InputError("no workloads in the trace (one JSON object a line)", file=file)
     items.sort(key=lambda it: it.arrival)
     return items
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def text_lines(text: str) -> Iterator[str]:
+    """The lines of ``text``, one at a time, split at ``\\n``, ``\\r\\n`` and ``\\r`` only
+    (``str.splitlines`` also splits at U+2028 and others, which JSON allows raw inside a
+    string, and builds the whole list at once)."""
+    start = 0
+    for m in _LINE_BREAK.finditer(text):
+        yield text[start:m.start()]
+        start = m.end()
+    if start < len(text):
+        yield text[start:]
 
 
 class _Repeated(ValueError):
@@ -491,23 +558,26 @@ def check(item: TraceItem, levels: Sequence[str] = ()) -> None:
 def load_trace(path: str | Path, levels: Sequence[str] | None = None) -> list[TraceItem]:
     """Read a JSON Lines trace file."""
     text = read_text(path)
-    return read_trace(text.splitlines(), str(path), levels)
+    return read_trace(text_lines(text), str(path), levels)
 
 
 def read_text(path: str | Path) -> str:
     """A UTF-8 text file's contents, gzip-compressed or not; a missing file, a directory,
-    a damaged gzip file, one that decompresses to more than :data:`MAX_TEXT_BYTES`, or
-    bytes that are not UTF-8 (with the line they are on) are one-line errors naming the
-    file."""
-    p = Path(path)
+    a damaged gzip file, one larger than :data:`MAX_TEXT_BYTES` (as it is, or
+    decompressed), or bytes that are not UTF-8 (with the line they are on) are one-line
+    errors naming the file."""
     try:
-        data = p.read_bytes()
+        with open(path, "rb") as handle:  # bounded: /dev/zero has no size to check first
+            data = handle.read(MAX_TEXT_BYTES + 1)
     except FileNotFoundError:
         raise InputError("file not found", file=str(path)) from None
     except IsADirectoryError:
         raise InputError("is a directory, not a file", file=str(path)) from None
     except OSError as err:
         raise InputError(f"cannot read file: {err.strerror or err}", file=str(path)) from None
+    if len(data) > MAX_TEXT_BYTES:
+        raise InputError(f"is larger than the limit (more than {MAX_TEXT_BYTES:,} bytes)",
+                         file=str(path))
     if data.startswith(_GZIP_MAGIC):
         data = _gunzip(data, str(path))
     try:
