@@ -112,6 +112,10 @@ GOOD = "i0,HN,app_0,12,12,1,1,25,25,120.0,120.0,640.0,800.0,8,,,\n"
     ("i1,HN,app_0,12,12,1,1,25,25,1,1,1,1,8,50,,40", "deletion_time", "is before"),
     ("i0,HN,app_0,12,12,1,1,25,25,1,1,1,1,8,,,", "instance_sn", "duplicate 'i0'"),
     ("i1,,app_0,12,12,1,1,25,25,1,1,1,1,8,,,", "role", "is empty"),
+    ("i1,HN,app_0,1_000,12,1,1,25,25,1,1,1,1,8,,,", "cpu_request", "must be a number"),
+    ("i1,HN,app_0,\u0661\u0662,12,1,1,25,25,1,1,1,1,8,,,", "cpu_request",
+     "must be a number"),
+    ("i1,HN,app_0,12,12,1.5,1,25,25,1,1,1,1,8,,,", "gpu_request", "must be a whole number"),
     ("i1,HN,app_0,12", None, "has 4 fields, the header 17"),
 ])
 def test_a_bad_instance_row_is_one_line_naming_file_line_and_column(

@@ -416,9 +416,9 @@ def test_alibaba_numbers_are_plain_decimal(tmp_path: Path, text: str,
 
 def test_too_many_alibaba_rows_are_refused_while_reading(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import gangsched.sim.alibaba as alibaba_mod
+    import gangsched.sim.csvrows as csvrows_mod
 
-    monkeypatch.setattr(alibaba_mod, "MAX_ROWS", 3)
+    monkeypatch.setattr(csvrows_mod, "MAX_ROWS", 3)
     rows = "".join(POD.replace("p0", f"p{i}") for i in range(4))
     message = csv_error(tmp_path, POD_FILE, POD_HEADER + rows)
     assert ":4" in message and "more than 3 lines" in message

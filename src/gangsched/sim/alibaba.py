@@ -35,11 +35,8 @@ required node affinity on the model label.
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 import random
-import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -50,8 +47,9 @@ from gangsched.api.types import Node, NodeRequirements, NodeSelectorTerm, Pod, R
 from gangsched.cluster.topology import HOSTNAME
 from gangsched.gang import PodSet, podsets
 from gangsched.model import Workload
+from gangsched.sim import csvrows
 from gangsched.sim.scenarios import Scenario
-from gangsched.sim.trace import MAX_SECONDS, TraceItem, read_text
+from gangsched.sim.trace import MAX_SECONDS, TraceItem
 
 NODE_FILE = "openb_node_list_all_node.csv"
 POD_FILE = "openb_pod_list_default.csv"
@@ -61,8 +59,6 @@ MODEL_LABEL = "gangsched.io/gpu-model"
 MiB = 1 << 20
 PODS_PER_NODE = 110
 NAMESPACE = "openb"
-
-MAX_ROWS = 1_000_000  # lines of one CSV file (the published pod list has 8,153)
 
 _NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
 _POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec", "qos",
@@ -89,90 +85,17 @@ class AlibabaTrace:
     horizon: float  # the last deletion time (seconds)
 
 
-def _rows(path: Path, columns: tuple[str, ...]) -> list[tuple[int, dict[str, str]]]:
-    """The rows of a CSV file with a header, with the line each starts on."""
-    text = read_text(path)
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-    try:
-        header = next(reader, None)
-        missing = [c for c in columns if c not in (header or ())]
-        if missing:
-            raise InputError(f"missing column(s) {', '.join(missing)}", file=str(path),
-                             field="header")
-        assert header is not None
-        rows = []
-        line = reader.line_num + 1
-        for fields in reader:
-            if reader.line_num > MAX_ROWS:
-                raise InputError(f"more than {MAX_ROWS:,} lines", file=f"{path}:{line}")
-            if fields:  # a blank line
-                if len(fields) != len(header):
-                    raise InputError(f"has {len(fields)} field{'' if len(fields) == 1 else 's'}, "
-                                     f"the header {len(header)}",
-                                     file=f"{path}:{line}")
-                rows.append((line, dict(zip(header, fields, strict=True))))
-            line = reader.line_num + 1
-    except csv.Error as err:
-        message = str(err)
-        if "end of data" in message:
-            message = "unterminated quoted field"
-        elif "field limit" in message:
-            message = f"{message} (an unterminated quote?)"
-        raise InputError(f"invalid CSV: {message}", file=f"{path}:{line}") from None
-    return rows
-
-
-_DECIMAL = re.compile(r"[-+]?[0-9]+")
-_FLOAT = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
-
-
 def _int(path: Path, line: int, row: dict[str, str], col: str, default: int | None = None
          ) -> int:
-    """A whole number written in ASCII decimal (``1000``, ``1000.0`` or ``1e3``; not
-    ``1_000`` or other scripts' digits, which Python's ``int`` would read)."""
-    text = (row.get(col) or "").strip()
-    if not text and default is not None:
-        return default
-    if _DECIMAL.fullmatch(text):
-        v = int(text)
-    else:
-        number = float(text) if _FLOAT.fullmatch(text) else math.nan
-        if not math.isfinite(number):
-            raise InputError(f"must be a number, got {text!r}", file=f"{path}:{line}",
-                             field=col)
-        if not number.is_integer():
-            raise InputError(f"must be a whole number, got {text!r}", file=f"{path}:{line}",
-                             field=col)
-        v = int(number)
-    if v < 0:
-        raise InputError(f"must be >= 0, got {v}", file=f"{path}:{line}", field=col)
-    high = LIMITS.get(col)
-    if high is not None and v > high:
-        raise InputError(f"must be at most {high:.0f}, got {text}", file=f"{path}:{line}",
-                         field=col)
-    return v
-
-
-def _name(path: Path, line: int, row: dict[str, str], col: str,
-          seen: dict[str, int]) -> str:
-    name = (row.get(col) or "").strip()
-    if not name:
-        raise InputError("is empty", file=f"{path}:{line}", field=col)
-    if not name.isprintable():
-        raise InputError(f"must be printable text, got {name!r}", file=f"{path}:{line}",
-                         field=col)
-    if name in seen:
-        raise InputError(f"duplicate {name!r}, first on line {seen[name]}",
-                         file=f"{path}:{line}", field=col)
-    seen[name] = line
-    return name
+    """A whole number in [0, the column's limit]."""
+    return csvrows.integer(path, line, row, col, 0, LIMITS.get(col, math.inf), default)
 
 
 def load_nodes(path: Path) -> list[Node]:
     nodes = []
     seen: dict[str, int] = {}
-    for line, row in _rows(path, _NODE_COLUMNS):
-        name = _name(path, line, row, "sn", seen)
+    for line, row in csvrows.rows(path, _NODE_COLUMNS):
+        name = csvrows.name(path, line, row, "sn", seen)
         gpus = _int(path, line, row, "gpu", 0)
         model = (row.get("model") or "").strip() or "none"
         nodes.append(Node(
@@ -212,12 +135,12 @@ def _requirements(spec: str) -> NodeRequirements:
 
 
 def load_pods(path: Path, limit: int | None = None) -> tuple[list[TraceItem], float]:
-    rows = _rows(path, _POD_COLUMNS)
+    rows = csvrows.rows(path, _POD_COLUMNS)
     end = 0
     parsed = []
     seen: dict[str, int] = {}
     for line, row in rows:
-        name = _name(path, line, row, "name", seen)
+        name = csvrows.name(path, line, row, "name", seen)
         created = _int(path, line, row, "creation_time")
         deleted = _int(path, line, row, "deletion_time", created)
         sched_text = (row.get("scheduled_time") or "").strip()

@@ -7,10 +7,13 @@ from __future__ import annotations
 import csv
 import io
 import math
+import re
 from pathlib import Path
 
 from gangsched.api.errors import InputError
 from gangsched.sim.trace import read_text
+
+MAX_ROWS = 1_000_000  # lines of one file (the largest published one has 23,872)
 
 
 def rows(path: Path, columns: tuple[str, ...]) -> list[tuple[int, dict[str, str]]]:
@@ -29,6 +32,8 @@ def rows(path: Path, columns: tuple[str, ...]) -> list[tuple[int, dict[str, str]
         out = []
         line = reader.line_num + 1
         for fields in reader:
+            if reader.line_num > MAX_ROWS:
+                raise InputError(f"more than {MAX_ROWS:,} lines", file=f"{path}:{line}")
             if fields:  # a blank line
                 if len(fields) != len(header):
                     raise InputError(f"has {len(fields)} field{'' if len(fields) == 1 else 's'}, "
@@ -46,6 +51,12 @@ def rows(path: Path, columns: tuple[str, ...]) -> list[tuple[int, dict[str, str]
     return out
 
 
+_DECIMAL = re.compile(r"[-+]?[0-9]+")
+_FLOAT = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+"""Numbers as the traces write them: ASCII decimal (``float`` and ``int`` would also read
+``1_000``, ``inf`` and other scripts' digits)."""
+
+
 def number(path: Path, line: int, row: dict[str, str], col: str, low: float, high: float,
            default: float | None = None) -> float:
     """The column's value as a finite number in [low, high]; ``default`` when it is empty
@@ -53,34 +64,33 @@ def number(path: Path, line: int, row: dict[str, str], col: str, low: float, hig
     text = (row.get(col) or "").strip()
     if not text and default is not None:
         return default
-    try:
-        v = float(text)
-    except ValueError:
-        v = math.nan
+    v = float(text) if _FLOAT.fullmatch(text) else math.nan
     if not math.isfinite(v):
         raise InputError(f"must be a number, got {text!r}", file=f"{path}:{line}",
                          field=col)
-    if v < low:
-        raise InputError(f"must be >= {low:g}, got {text}", file=f"{path}:{line}", field=col)
-    if v > high:
-        raise InputError(f"must be at most {high:g}, got {text}", file=f"{path}:{line}",
-                         field=col)
-    return v
+    return _within(path, line, col, v, text, low, high)
 
 
 def integer(path: Path, line: int, row: dict[str, str], col: str, low: int, high: float,
             default: int | None = None) -> int:
-    """:func:`number` as an integer: an integer text as is (exact beyond 2**53), a
-    decimal one (``"8.0"``, as some trace columns are written) cut to its integer part."""
+    """:func:`number` as a whole number: ``1000``, or ``1000.0`` and ``1e3`` as some trace
+    columns are written (an integer text is read exactly, beyond 2**53 too)."""
     text = (row.get(col) or "").strip()
     if not text and default is not None:
         return default
-    try:
-        v = int(text)
-    except ValueError:
-        return int(number(path, line, row, col, low, high))
+    if _DECIMAL.fullmatch(text):
+        return int(_within(path, line, col, int(text), text, low, high))
+    v = number(path, line, row, col, low, high)
+    if not v.is_integer():
+        raise InputError(f"must be a whole number, got {text!r}", file=f"{path}:{line}",
+                         field=col)
+    return int(v)
+
+
+def _within(path: Path, line: int, col: str, v: float, text: str, low: float,
+            high: float) -> float:
     if v < low:
-        raise InputError(f"must be >= {low}, got {text}", file=f"{path}:{line}", field=col)
+        raise InputError(f"must be >= {low:g}, got {text}", file=f"{path}:{line}", field=col)
     if v > high:
         raise InputError(f"must be at most {high:g}, got {text}", file=f"{path}:{line}",
                          field=col)
