@@ -3,7 +3,9 @@ report, traces, generated and Alibaba clusters, and one-line errors."""
 
 from __future__ import annotations
 
+import gzip
 import json
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,8 @@ from typer.testing import CliRunner
 from gangsched.cli.common import App
 from gangsched.cli.simulate import simulate_cmd
 from gangsched.sim.alibaba import NODE_FILE, POD_FILE
+from gangsched.sim.disagg2025 import INSTANCE_FILE, INSTANCES, NODES
+from gangsched.sim.disagg2025 import NODE_FILE as NODE_FILE_2025
 
 app = App()
 app.command("simulate")(simulate_cmd)
@@ -90,6 +94,44 @@ def test_an_alibaba_directory_runs_with_milli_gpus(tmp_path: Path) -> None:
     # both pods are replayed, the first running at the window's start
     assert s["policies"]["gangsched"]["pods_desired"] + s["per_seed_warmup_units"] == 2 \
         if "per_seed_warmup_units" in s else True
+
+
+V2025 = ["-P", "days=0.25", "-P", "scale=0.05", "-P", "warmup_hours=1", "-p", "gangsched",
+         "-p", "pod-by-pod", "--seeds", "1", "--workers", "1", "--no-report", "-o", "json"]
+
+
+def test_an_alibaba_v2025_directory_is_the_scenario_from_its_files(tmp_path: Path) -> None:
+    data = resources.files("gangsched.data")
+    (tmp_path / f"{INSTANCE_FILE}.gz").write_bytes(data.joinpath(INSTANCES).read_bytes())
+    (tmp_path / NODE_FILE_2025).write_bytes(gzip.decompress(data.joinpath(NODES).read_bytes()))
+    code, out, err = invoke("--alibaba", tmp_path, *V2025)
+    assert code == 0, err
+    from_dir = json.loads(out)
+    code, out, err = invoke("--scenario", "alibaba-disagg-2025", *V2025)
+    assert code == 0, err
+    packaged = json.loads(out)
+    assert from_dir["scenario"] == packaged["scenario"] == "alibaba-disagg-2025"
+    assert from_dir["parameters"].pop("source") == str(tmp_path)
+    assert _untimed(from_dir) == _untimed(packaged)
+    code, _, err = invoke("--alibaba", tmp_path, "--alibaba-limit", "5", *V2025)
+    one_line_error(code, err, "--alibaba-limit", "only for the Alibaba v2023 trace")
+    code, _, err = invoke("--alibaba", tmp_path, "-P", "days=2", "--seed", "20")
+    one_line_error(code, err, "--seed", "after the end of the trace")
+
+
+def _untimed(value: object) -> object:
+    """A summary without its timings (they differ from run to run)."""
+    if isinstance(value, dict):
+        return {k: _untimed(v) for k, v in value.items()
+                if "decision" not in k and "seconds" not in k}
+    if isinstance(value, list):
+        return [_untimed(v) for v in value]
+    return value
+
+
+def test_an_alibaba_directory_with_neither_trace_says_which_files(tmp_path: Path) -> None:
+    code, _, err = invoke("--alibaba", tmp_path)
+    one_line_error(code, err, "--alibaba", "holds neither", NODE_FILE, INSTANCE_FILE)
 
 
 @pytest.mark.parametrize(

@@ -6,9 +6,10 @@ Register with ``app.command("simulate")(simulate_cmd)`` on the top-level
 :class:`~gangsched.cli.common.App` (one-line errors, no tracebacks).
 
 Inputs, in order of precedence: ``--alibaba DIR`` (the Alibaba GPU v2023 trace over its
-busiest days), else a ``--trace`` file, else the built-in ``--scenario``; the cluster is
-``--cluster`` (Node manifests) or ``--cluster-spec`` (a generator spec), else the
-scenario's. Policies and seeds run in parallel processes (``--workers``).
+busiest days, or the v2025 disaggregated DLRM trace as the ``alibaba-disagg-2025``
+scenario, by the files the directory holds), else a ``--trace`` file, else the built-in
+``--scenario``; the cluster is ``--cluster`` (Node manifests) or ``--cluster-spec`` (a
+generator spec), else the scenario's. Policies and seeds run in parallel processes (``--workers``).
 """
 
 from __future__ import annotations
@@ -77,8 +78,10 @@ def simulate_cmd(
         "--output", "-o", help="What to print: the comparison table, or summary.json.")
     ] = Format.table,
     alibaba: Annotated[Path | None, typer.Option(
-        "--alibaba", help="Directory with the Alibaba cluster-trace-gpu-v2023 openb CSVs: "
-        "replayed over its busiest days (one per seed).", show_default=False,
+        "--alibaba", help="Directory with an Alibaba trace: the cluster-trace-gpu-v2023 "
+        "openb CSVs (replayed over its busiest days, one per seed), or the v2025 "
+        "disaggregated DLRM CSVs (the alibaba-disagg-2025 scenario from those files; its "
+        "-P knobs apply).", show_default=False,
         click_type=INPUT_PATH)] = None,
     alibaba_limit: Annotated[int | None, typer.Option(
         "--alibaba-limit", help="Read only the first N pods of the Alibaba trace.",

@@ -178,6 +178,10 @@ def load_alibaba(directory: str | Path, limit: int | None = None) -> AlibabaTrac
     d = Path(directory)
     if not d.is_dir():
         raise InputError("not a directory", file=str(directory), field="--alibaba")
+    if not (d / NODE_FILE).exists() and not (d / POD_FILE).exists():
+        raise InputError(f"holds neither the Alibaba gpu-v2023 trace ({NODE_FILE}, "
+                         f"{POD_FILE}) nor the v2025 one (disaggregated_DLRM_trace.csv, "
+                         "node_info_df.csv)", file=str(directory), field="--alibaba")
     nodes = load_nodes(d / NODE_FILE)
     items, end = load_pods(d / POD_FILE, limit)
     horizon = max([end] + [it.arrival + (it.duration or 0.0) for it in items])

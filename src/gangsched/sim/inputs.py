@@ -39,7 +39,7 @@ class ScenarioRequest:
     trace: str | None = None  # JSON Lines workloads (replaces the scenario's)
     cluster: str | None = None  # YAML Node objects (replaces the scenario's cluster)
     cluster_spec: str | None = None  # generated cluster, e.g. zone=4,block=8,rack=8,host=2
-    alibaba: str | None = None  # directory of the Alibaba gpu-v2023 openb CSVs
+    alibaba: str | None = None  # directory of an Alibaba trace (gpu-v2023 or v2025)
     alibaba_limit: int | None = None
     horizon: float | None = None  # simulated seconds (None: the scenario's)
 
@@ -87,16 +87,22 @@ def check_request(req: ScenarioRequest) -> None:
     if req.horizon is not None and req.horizon > MAX_SECONDS:
         raise InputError(f"must be at most {MAX_SECONDS:.0f} seconds (ten years), got "
                          f"{req.horizon:g}", field="--horizon")
+    v2025 = disagg_2025_dir(req)
     if req.alibaba_limit is not None:
         if req.alibaba is None:
             raise InputError("only with --alibaba", field="--alibaba-limit")
+        if v2025 is not None:
+            raise InputError("only for the Alibaba v2023 trace; the v2025 one is cut with "
+                             "-P scale=F or -P days=D", field="--alibaba-limit")
         if req.alibaba_limit < 1:
             raise InputError(f"must be >= 1, got {req.alibaba_limit}", field="--alibaba-limit")
     if req.alibaba is not None and (req.trace is not None or req.cluster is not None
                                     or req.cluster_spec is not None):
         raise InputError("--alibaba brings its own cluster and pods; drop --trace, "
                          "--cluster and --cluster-spec", field="--alibaba")
-    if req.knobs and (req.alibaba is not None or req.trace is not None):
+    if v2025 is not None:  # the alibaba-disagg-2025 scenario, from these files
+        check_knobs(DISAGG_2025, dict(req.knobs), req.seed, req.load)
+    elif req.knobs and (req.alibaba is not None or req.trace is not None):
         raise InputError("sets a built-in scenario's knobs: not with "
                          f"{'--alibaba' if req.alibaba is not None else '--trace'}",
                          field="--param")
@@ -107,11 +113,30 @@ def check_request(req: ScenarioRequest) -> None:
         check_knobs(req.scenario, dict(req.knobs), req.seed, req.load)
 
 
+DISAGG_2025 = "alibaba-disagg-2025"
+
+
+def disagg_2025_dir(req: ScenarioRequest) -> Path | None:
+    """The ``--alibaba`` directory when it holds the v2025 trace's published files (the
+    ``alibaba-disagg-2025`` scenario is built from them), else None."""
+    if req.alibaba is None:
+        return None
+    from gangsched.sim.disagg2025 import trace_files
+
+    d = Path(req.alibaba)
+    return d if d.is_dir() and trace_files(d) is not None else None
+
+
 @functools.lru_cache(maxsize=8)
 def build_scenario(req: ScenarioRequest) -> Scenario:
     """The scenario a request describes (cached: the same request, the same object)."""
     check_request(req)
-    if req.alibaba is not None:
+    v2025 = disagg_2025_dir(req)
+    if v2025 is not None:
+        from gangsched.sim.disagg2025 import disagg2025
+
+        sc = disagg2025(req.seed, load=req.load, source=v2025, **dict(req.knobs))
+    elif req.alibaba is not None:
         from gangsched.sim.alibaba import alibaba_scenario
 
         sc = alibaba_scenario(Path(req.alibaba), req.seed, req.load, req.alibaba_limit)
