@@ -33,6 +33,8 @@ def test_parse_levels_spec() -> None:
         pytest.param("zone=0", "positive integer", id="zero-count"),
         pytest.param("zone=-2", "positive integer", id="negative-count"),
         pytest.param("zone=x", "positive integer", id="non-numeric-count"),
+        pytest.param("zone=1_0", "positive integer", id="underscore-count"),
+        pytest.param("zone=\u0663", "positive integer", id="non-ascii-digit"),
         pytest.param("=3", "NAME=COUNT", id="empty-name"),
         pytest.param("zone", "NAME=COUNT", id="no-count"),
         pytest.param("", "at least one", id="empty"),
@@ -50,7 +52,8 @@ def test_parse_levels_spec_rejects(spec: str, message: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "spec", ["cpu=-1", "cpu=lots", "nvidia.com/gpu=1.5", "cpu", "cpu=", "bad name!=1"]
+    "spec", ["cpu=-1", "cpu=lots", "nvidia.com/gpu=1.5", "cpu", "cpu=", "bad name!=1",
+             "cpu=1,cpu=2"]
 )
 def test_parse_node_spec_rejects(spec: str) -> None:
     with pytest.raises(InputError, match="--node"):

@@ -145,6 +145,7 @@ def test_an_alibaba_directory_with_neither_trace_says_which_files(tmp_path: Path
         (["--seeds", "0"], ["--seeds", "between 1"]),
         (["-p", "volcano:colour=red"], ["--policy", "no knob 'colour'"]),
         (["-p", "volcano:min_first=maybe"], ["--policy", "min_first must be one of"]),
+        (["-p", "volcano:min_first=true,min_first=false"], ["--policy", "given twice"]),
         (["-P", "colour=red"], ["--param", "colour"]),
         (["--cluster-spec", "rack=2,host=2", "--cluster", "x.yaml"], ["not both"]),
         (["--cluster-spec", "rack=0"], ["--cluster-spec", "positive integer"]),
@@ -152,7 +153,8 @@ def test_an_alibaba_directory_with_neither_trace_says_which_files(tmp_path: Path
         (["--alibaba", "/nonexistent"], ["not a directory"]),
     ],
     ids=["policy", "scenario", "param", "load-param", "load", "seeds", "policy-knob",
-         "policy-knob-value", "knob", "two clusters", "spec", "horizon", "alibaba"],
+         "policy-knob-value", "policy-knob-twice", "knob", "two clusters", "spec", "horizon",
+         "alibaba"],
 )
 def test_bad_options_are_one_line_errors(args: list[str], fragments: list[str]) -> None:
     code, _, err = invoke(*args)

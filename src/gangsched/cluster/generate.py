@@ -71,12 +71,11 @@ def parse_levels_spec(spec: str) -> list[tuple[str, int]]:
         name, sep, count_text = (s.strip() for s in item.partition("="))
         if not sep or not name:
             raise InputError(f"expected NAME=COUNT, got {item!r}", field="--levels")
-        try:
-            count = int(count_text)
-        except ValueError:
+        # ASCII digits only: int() would also read "1_0" and other scripts' digits
+        if not (count_text.isascii() and count_text.isdigit()):
             raise InputError(f"count of {name!r} must be a positive integer, got {count_text!r}",
-                             field="--levels") from None
-        levels.append((name, count))
+                             field="--levels")
+        levels.append((name, int(count_text)))
     _validate_levels(levels)
     return levels
 
@@ -112,6 +111,8 @@ def parse_node_spec(spec: str) -> dict[str, str]:
         name, sep, value = (s.strip() for s in item.partition("="))
         if not sep or not name or not value:
             raise InputError(f"expected RESOURCE=QUANTITY, got {item!r}", field="--node")
+        if name in resources:
+            raise InputError(f"resource {name!r} given twice", field="--node")
         resources[name] = value
     _validate_node(resources)
     return resources

@@ -90,6 +90,8 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
         key, sep, text = (x.strip() for x in part.partition("="))
         if not sep or not key or not text:
             raise InputError(f"{spec!r}: expected knob=value, got {part!r}", field="--policy")
+        if key in knobs:
+            raise InputError(f"{spec!r}: knob {key!r} given twice", field="--policy")
         knob = cls.KNOBS.get(key)
         if knob is None:
             known = ", ".join(cls.KNOBS) or "none"
