@@ -94,7 +94,7 @@ def _int(path: Path, line: int, row: dict[str, str], col: str, default: int | No
 def load_nodes(path: Path) -> list[Node]:
     nodes = []
     seen: dict[str, int] = {}
-    for line, row in csvrows.rows(path, _NODE_COLUMNS):
+    for line, row in csvrows.rows(path, _NODE_COLUMNS, "nodes"):
         name = csvrows.name(path, line, row, "sn", seen)
         gpus = _int(path, line, row, "gpu", 0)
         model = (row.get("model") or "").strip() or "none"
@@ -109,8 +109,6 @@ def load_nodes(path: Path) -> list[Node]:
                 "pods": PODS_PER_NODE,
             },
         ))
-    if not nodes:
-        raise InputError("no nodes in the file (only its header)", file=str(path))
     return nodes
 
 
@@ -135,7 +133,7 @@ def _requirements(spec: str) -> NodeRequirements:
 
 
 def load_pods(path: Path, limit: int | None = None) -> tuple[list[TraceItem], float]:
-    rows = csvrows.rows(path, _POD_COLUMNS)
+    rows = csvrows.rows(path, _POD_COLUMNS, "pods")
     end = 0
     parsed = []
     seen: dict[str, int] = {}
@@ -154,8 +152,6 @@ def load_pods(path: Path, limit: int | None = None) -> tuple[list[TraceItem], fl
                              file=f"{path}:{line}", field="deletion_time")
         end = max(end, deleted)
         parsed.append((line, row, name, created, deleted, start))
-    if not parsed:
-        raise InputError("no pods in the file (only its header)", file=str(path))
     if limit is not None:
         parsed = parsed[:limit]
     items = []

@@ -16,9 +16,11 @@ from gangsched.sim.trace import read_text
 MAX_ROWS = 1_000_000  # lines of one file (the largest published one has 23,872)
 
 
-def rows(path: Path, columns: tuple[str, ...]) -> list[tuple[int, dict[str, str]]]:
+def rows(path: Path, columns: tuple[str, ...], what: str
+         ) -> list[tuple[int, dict[str, str]]]:
     """The rows of a CSV file with a header (gzip-compressed or not), with the line each
-    starts on; the header must name ``columns``."""
+    starts on; the header must name ``columns``, and at least one row follow (``what``
+    the rows are, for the error)."""
     text = read_text(path)
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     line = 1
@@ -48,6 +50,8 @@ def rows(path: Path, columns: tuple[str, ...]) -> list[tuple[int, dict[str, str]
         elif "field limit" in message:
             message = f"{message} (an unterminated quote?)"
         raise InputError(f"invalid CSV: {message}", file=f"{path}:{line}") from None
+    if not out:
+        raise InputError(f"no {what} in the file (only its header)", file=str(path))
     return out
 
 

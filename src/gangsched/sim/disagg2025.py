@@ -119,7 +119,7 @@ def instances(path: Path | None = None) -> list[Instance]:
         return _packaged(INSTANCES, instances)
     out = []
     seen: dict[str, int] = {}
-    for line, row in rows(path, _INSTANCE_COLUMNS):
+    for line, row in rows(path, _INSTANCE_COLUMNS, "instances"):
         csvrows.name(path, line, row, "instance_sn", seen)
         created = number(path, line, row, "creation_time", 0, MAX_SECONDS, -1.0)
         deleted = number(path, line, row, "deletion_time", 0, MAX_SECONDS, -1.0)
@@ -134,8 +134,6 @@ def instances(path: Path | None = None) -> list[Instance]:
             number(path, line, row, "memory_request", 0, MAX_GIB),
             integer(path, line, row, "max_instance_per_node", -1, MAX_CAP),
             None if created < 0 else created, None if deleted < 0 else deleted))
-    if not out:
-        raise InputError("no instances in the file (only its header)", file=str(path))
     return out
 
 
@@ -146,7 +144,7 @@ def nodes(path: Path | None = None) -> list[Node]:
         return _packaged(NODES, nodes)
     out = []
     seen: dict[str, int] = {}
-    for line, row in rows(path, _NODE_COLUMNS):
+    for line, row in rows(path, _NODE_COLUMNS, "nodes"):
         name = f"node-{csvrows.name(path, line, row, 'node_name', seen)}"
         cores = integer(path, line, row, "cpu_num", 1, MAX_CORES)
         gpus = integer(path, line, row, "gpu_capacity_num", 0, MAX_GPUS)
@@ -154,8 +152,6 @@ def nodes(path: Path | None = None) -> list[Node]:
         out.append(Node(name, {HOSTNAME: name, MODEL_LABEL: model},
                         allocatable={"cpu": cores * 1000, "memory": cores * MEMORY_PER_CORE,
                                      GPU: gpus, RDMA: RDMA_PER_NODE, "pods": 110}))
-    if not out:
-        raise InputError("no nodes in the file (only its header)", file=str(path))
     return out
 
 
