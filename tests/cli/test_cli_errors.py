@@ -320,3 +320,70 @@ def test_topology_option_keys_must_be_label_keys(keys: str, run: Run, tmp_path: 
     cluster = _write(tmp_path, NODE.format(name="n1", capacity="8"))
     result = run("place", cluster, EXAMPLES / "workload-gang.yaml", "--topology", keys)
     assert_one_line_error(result, "--topology", "invalid label key")
+
+
+# -- bounded expansion: the pods controllers would create, over one load --------------------
+
+_POD = "containers: [{name: c, image: x, resources: {requests: {cpu: 100m}}}]"
+# kind: (a manifest, NAME its name, asking for ~99,000 pods; the field that asks for them)
+_EXPANDING = {
+    "JobSet": ("apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: NAME}\n"
+               "spec:\n  replicatedJobs:\n  - name: workers\n    replicas: 99001\n"
+               "    template: {spec: {template: {spec: {" + _POD + "}}}}\n",
+               "spec.replicatedJobs[0].replicas"),
+    "Job": ("apiVersion: batch/v1\nkind: Job\nmetadata: {name: NAME}\nspec:\n"
+            "  parallelism: 99000\n  completions: 99000\n"
+            "  template: {spec: {restartPolicy: Never, " + _POD + "}}\n",
+            "spec.parallelism"),
+    "LeaderWorkerSet": ("apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\n"
+                        "metadata: {name: NAME}\nspec:\n  replicas: 990\n"
+                        "  leaderWorkerTemplate:\n    size: 100\n"
+                        "    workerTemplate: {spec: {" + _POD + "}}\n", "spec.replicas"),
+    "PodCliqueSet": ("apiVersion: grove.io/v1alpha1\nkind: PodCliqueSet\nmetadata: {name: NAME}\n"
+                     "spec:\n  replicas: 990\n  template:\n    cliques:\n    - name: w\n"
+                     "      spec: {roleName: w, replicas: 100, podSpec: {" + _POD + "}}\n",
+                     "spec.replicas"),
+    "ModelServing": ("apiVersion: workload.serving.volcano.sh/v1alpha1\nkind: ModelServing\n"
+                     "metadata: {name: NAME}\nspec:\n  replicas: 990\n  template:\n"
+                     "    roles:\n    - name: r\n      replicas: 100\n      workerReplicas: 0\n"
+                     "      entryTemplate: {spec: {" + _POD + "}}\n", "spec.replicas"),
+    "VolcanoJob": ("apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {name: NAME}\n"
+                   "spec:\n  tasks:\n  - name: w\n    replicas: 99000\n"
+                   "    template: {spec: {restartPolicy: OnFailure, " + _POD + "}}\n",
+                   "spec.tasks[0].replicas"),
+}
+
+
+@pytest.mark.parametrize("kind", list(_EXPANDING))
+def test_pods_created_over_one_load_are_bounded_before_any_is_made(
+        kind: str, run: Run, tmp_path: Path) -> None:
+    """Eleven objects of ~99,000 pods each (each within the 100,000 an object may ask
+    for): the eleventh passes the 1,000,000 pods one load may create, and the run stops
+    at once, naming it and the field that asks, before any pod is made (it took a minute
+    and gigabytes per million pods)."""
+    manifest, field = _EXPANDING[kind]
+    path = _write(tmp_path, "---\n".join(manifest.replace("NAME", f"big-{i}")
+                                         for i in range(11)))
+    shown = kind if kind != "VolcanoJob" else "Job"
+    for command in ("validate", "place"):
+        start = time.perf_counter()
+        result = run(command, path)
+        assert time.perf_counter() - start < 10, command
+        assert_one_line_error(result, f"{path}[doc 10]: {shown}/big-10: {field}: ",
+                              "1,000,000 pods per load")
+        assert result.stdout == ""
+
+
+def test_the_pod_budget_spans_front_ends(run: Run, tmp_path: Path) -> None:
+    """Ten JobSets and one LeaderWorkerSet: the budget is the load's, not a kind's."""
+    jobsets, _ = _EXPANDING["JobSet"]
+    lws, _ = _EXPANDING["LeaderWorkerSet"]
+    path = _write(tmp_path, "---\n".join(
+        [lws.replace("NAME", "lws"), *(jobsets.replace("NAME", f"js-{i}") for i in range(10))]))
+    start = time.perf_counter()
+    result = run("place", CLUSTER, path, "-o", "json")
+    assert time.perf_counter() - start < 10
+    assert_one_line_error(result, f"{path}[doc 0]: LeaderWorkerSet/lws: spec.replicas: ",
+                          "asks for 99,000 pods, 1,089,010 with those before it",
+                          "at most 1,000,000 pods per load")
+    assert result.stdout == ""

@@ -270,3 +270,140 @@ def test_kai_job_placement_level_without_topology_is_ignored_with_a_warning(
     assert "metadata.annotations.kai.scheduler/topology: no topology named" in result.stderr
     workloads = json.loads(result.stdout)["workloads"]
     assert [w["kind"] for w in workloads] == ["Pod"] * 5
+
+
+# -- JobSet exclusive placement: each Job owns a domain ------------------------------------
+
+# jobset site/static/examples/simple/exclusive-placement.yaml, on racks instead of node pools;
+# each Job (2 pods of 1 GPU) would fit beside the others in one rack of 4 nodes
+EXCLUSIVE_JOBSET = """\
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: NAME
+  namespace: NAMESPACE
+  annotations:
+    alpha.jobset.sigs.k8s.io/exclusive-topology: KEY
+spec:
+  failurePolicy: {maxRestarts: 3}
+  replicatedJobs:
+  - name: workers
+    replicas: REPLICAS
+    template:
+      spec:
+        parallelism: 2
+        completions: 2
+        backoffLimit: 10
+        template:
+          spec:
+            containers:
+            - name: sleep
+              image: busybox
+              command: [sleep]
+              args: [1000s]
+              resources: {requests: {cpu: "1", nvidia.com/gpu: "1"}}
+"""
+
+
+def _exclusive(name: str, namespace: str = "ml", replicas: int = 2,
+               key: str = "gangsched.io/rack") -> str:
+    return (EXCLUSIVE_JOBSET.replace("NAMESPACE", namespace).replace("NAME", name)
+            .replace("REPLICAS", str(replicas)).replace("KEY", key))
+
+
+def _racks(workload: dict[str, Any]) -> dict[str, set[str]]:
+    """Job -> the racks its pods were placed in (nodes are named node-<rack>-h<i>)."""
+    out: dict[str, set[str]] = {}
+    for pod in workload["pods"]:
+        job = pod["name"].rsplit("-", 2)[0]
+        out.setdefault(job, set()).add(pod["node"] and pod["node"][5:].rsplit("-", 1)[0])
+    return out
+
+
+def test_jobset_exclusive_topology_gives_each_job_a_rack_of_its_own(
+        run: Run, tmp_path: Path) -> None:
+    """The pod webhook gives each Job's leader a pod affinity to its own job-key and an
+    anti-affinity to any other on the key, in every namespace: two JobSets' four Jobs take
+    the cluster's four racks, one each, and a fifth Job has none left."""
+    text = "---\n".join([_exclusive("a"), _exclusive("b", namespace="other")])
+    workloads = placed(run, tmp_path, text)["workloads"]
+    assert [(w["kind"], w["name"], w["status"]) for w in workloads] == [
+        ("JobSet", "a", "Admitted"), ("JobSet", "b", "Admitted")]
+    racks = {**_racks(workloads[0]), **_racks(workloads[1])}
+    assert sorted(racks) == ["a-workers-0", "a-workers-1", "b-workers-0", "b-workers-1"]
+    assert all(len(r) == 1 for r in racks.values())
+    assert len({r for rs in racks.values() for r in rs}) == 4
+    domains = [g["domain"] for g in workloads[0]["groups"] if g["path"].count("/") == 2]
+    assert [d["key"] for d in domains] == ["gangsched.io/rack"] * 2
+    # a third JobSet: every rack is held by another Job
+    (tmp_path / "c.yaml").write_text(_exclusive("c", replicas=1))
+    result = run("place", "-f", CLUSTER, "-f", tmp_path / "in.yaml", "-f", tmp_path / "c.yaml",
+                 "-o", "json")
+    assert result.exit_code == 3, result.output
+    third = json.loads(result.stdout)["workloads"][2]
+    assert (third["name"], third["status"]) == ("c", "Rejected")
+    assert "every rack is held exclusively" in third["reason"]
+    assert all(p["node"] is None for p in third["pods"])
+
+
+ONE_EXCLUSIVE = """\
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: mixed, namespace: ml}
+spec:
+  replicatedJobs:
+  - name: driver
+    template:
+      spec:
+        template:
+          spec:
+            containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]
+  - name: workers
+    replicas: 2
+    template:
+      metadata:
+        annotations: {alpha.jobset.sigs.k8s.io/exclusive-topology: gangsched.io/rack}
+      spec:
+        parallelism: 2
+        completions: 2
+        template:
+          spec:
+            containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]
+"""
+
+
+def test_jobset_exclusive_topology_on_one_replicated_job_only(run: Run, tmp_path: Path) -> None:
+    """The annotation on a replicated Job's template applies to its Jobs alone (the JobSet
+    controller copies it onto them); the driver's pod is scheduled on its own."""
+    workloads = placed(run, tmp_path, ONE_EXCLUSIVE)["workloads"]
+    assert [(w["kind"], w["status"]) for w in workloads] == [("JobSet", "Admitted"),
+                                                            ("Pod", "Admitted")]
+    assert workloads[1]["name"].startswith("mixed-driver-0-0-")
+    racks = _racks(workloads[0])
+    assert sorted(racks) == ["mixed-workers-0", "mixed-workers-1"]
+    assert all(len(r) == 1 for r in racks.values()) and len(set().union(*racks.values())) == 2
+
+
+def test_kueue_jobset_with_exclusive_topology_needs_every_job_each_in_its_own_rack(
+        run: Run, tmp_path: Path) -> None:
+    """Under Kueue the JobSet is one Workload admitted whole; its Jobs still each own a
+    rack."""
+    text = _exclusive("a", replicas=4).replace(
+        "  namespace: ml\n", "  namespace: ml\n  labels: {kueue.x-k8s.io/queue-name: q}\n")
+    [w] = placed(run, tmp_path, text)["workloads"]
+    assert (w["kind"], w["name"], w["status"], w["minimum"]) == ("JobSet", "a", "Admitted", 8)
+    racks = _racks(w)
+    assert len(racks) == 4 and len(set().union(*racks.values())) == 4
+    path = tmp_path / "five.yaml"
+    path.write_text(text.replace("replicas: 4", "replicas: 5"))
+    result = run("place", "-f", CLUSTER, "-f", path, "-o", "json")
+    assert result.exit_code == 3, result.output
+    assert json.loads(result.stdout)["workloads"][0]["status"] == "Rejected"
+
+
+def test_jobset_exclusive_topology_must_be_a_label_key(run: Run, tmp_path: Path) -> None:
+    path = tmp_path / "in.yaml"
+    path.write_text(_exclusive("a", key='"not a key!"'))
+    assert_one_line_error(run("validate", path), "in.yaml[doc 0]: JobSet/a: metadata."
+                          "annotations.alpha.jobset.sigs.k8s.io/exclusive-topology: "
+                          "invalid label key 'not a key!'")

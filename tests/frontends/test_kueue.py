@@ -24,12 +24,20 @@ from tas_helpers import (
     tree,
 )
 
+from gangsched.api.errors import InputError
 from gangsched.api.types import Node
+from gangsched.frontends import base
 from gangsched.frontends.kueue import (
     COMPLETION_INDEX,
+    EXCLUSIVE,
     GROUP_NAME,
     JOB_INDEX_LABEL,
+    JOB_KEY_LABEL,
     JOB_NAME_LABEL,
+    JOBSET_NAME_LABEL,
+    NAMESPACED_JOB,
+    NO_SCHEDULE,
+    NODE_SELECTOR_STRATEGY,
     POD_GROUP_NAME,
     POD_GROUP_TOTAL_COUNT,
     PREFERRED,
@@ -39,6 +47,7 @@ from gangsched.frontends.kueue import (
     SLICE_REQUIRED,
     SLICE_SIZE,
     UNCONSTRAINED,
+    exclusive_set,
 )
 from gangsched.gang import Constraint, PodSet
 
@@ -226,6 +235,81 @@ def test_a_podset_group_puts_leader_and_workers_in_one_domain(tmp_path: Path) ->
     assert root.children[0].topology == (Constraint(RACK),)
     assert root.children[0].children[0].topology == ()  # type: ignore[union-attr]
 
+
+
+def test_the_pods_of_one_load_are_counted_before_any_is_created(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every object's count, over all the front-ends, against the load's budget: up to it
+    the plan is built; one pod more is refused naming the object and field that ask."""
+    monkeypatch.setattr(base, "MAX_LOAD_PODS", 12)
+    objects = [job(parallelism=4), jobset(rjob("driver", 1, 1), rjob("workers", 7, 1))]
+    assert len(plan(tmp_path, *objects).workloads) == 2
+    objects[1]["spec"]["replicatedJobs"][1]["replicas"] = 8
+    with pytest.raises(InputError) as info:
+        plan(tmp_path, *objects)
+    err = info.value
+    assert (err.doc, err.obj, err.field) == (1, "JobSet/trainer",
+                                            "spec.replicatedJobs[1].replicas")
+    assert err.message == ("asks for 8 pods, 13 with those before it; gangsched creates at "
+                           "most 12 pods per load")
+
+
+def exclusive(js: dict[str, Any], key: str = RACK, **more: str) -> dict[str, Any]:
+    """``js`` not managed by Kueue, with the exclusive-topology annotation on ``key``."""
+    js["metadata"].pop("labels")
+    js["metadata"]["annotations"] = {EXCLUSIVE: key, **more}
+    return js
+
+
+def test_exclusive_jobs_are_gangs_each_owning_a_domain(tmp_path: Path) -> None:
+    w = only(plan(tmp_path, exclusive(jobset(rjob("workers", 2, 2))), with_nodes=cluster()))
+    assert outline(tree(w)) == [
+        ("ml/trainer", 0, 0, 4), ("ml/trainer/trainer-workers-0", 1, 0, 2),
+        ("ml/trainer/trainer-workers-0/pods", -1, 2, 2), ("ml/trainer/trainer-workers-1", 1, 0, 2),
+        ("ml/trainer/trainer-workers-1/pods", -1, 2, 2)]
+    owned = Constraint(RACK, "required", None, exclusive_set(0))
+    assert [c.topology for c in tree(w).children] == [(owned,), (owned,)]
+    pod = next(iter(w.pods.values()))
+    assert pod.annotations[EXCLUSIVE] == RACK and len(pod.labels[JOB_KEY_LABEL]) == 40
+
+
+def test_a_running_pod_pins_its_job_and_holds_the_domain(tmp_path: Path) -> None:
+    running = grouped_pod("trainer-workers-0-0-abcde", group="", total=None, queue="")
+    running["metadata"]["labels"] = {JOBSET_NAME_LABEL: "trainer",
+                                     JOB_NAME_LABEL: "trainer-workers-0", COMPLETION_INDEX: "0"}
+    running["spec"]["nodeName"] = "n-z0-b0-r1-h0"
+    p = plan(tmp_path, exclusive(jobset(rjob("workers", 2, 2))), running, with_nodes=cluster())
+    first = tree(only(p, "JobSet")).children[0]
+    assert first.topology == (Constraint(RACK, "required", "z0-b0-r1", exclusive_set(0)),)
+    assert first.size == 1
+    assert p.claims["ml/trainer-workers-0-0-abcde"] == (
+        (exclusive_set(0), RACK, "ml/trainer/trainer-workers-0"),)
+
+
+def test_the_node_selector_strategy_selects_the_jobs_own_nodes(tmp_path: Path) -> None:
+    """``alpha.jobset.sigs.k8s.io/node-selector``: the controller selects nodes labelled
+    with the Job's namespaced name and tolerates their taint; the scheduler only
+    follows, so nothing is owned (and the pods are not ganged here)."""
+    p = plan(tmp_path, exclusive(jobset(rjob("workers", 1, 2)), **{NODE_SELECTOR_STRATEGY: "true"}))
+    assert [w.kind for w in p.workloads] == ["Pod", "Pod"]
+    needs = next(iter(p.workloads[0].pods.values())).requirements
+    assert dict(needs.node_selector) == {NAMESPACED_JOB: "ml_trainer-workers-0"}
+    assert [(t.key, t.operator, t.effect) for t in needs.tolerations] == [
+        (NO_SCHEDULE, "Exists", "NoSchedule")]
+
+
+def test_kueue_exclusive_jobs_sit_in_their_podset_and_refuse_slices(tmp_path: Path) -> None:
+    js = jobset(rjob("workers", 2, 2, {PREFERRED: BLOCK}))
+    js["metadata"]["annotations"] = {EXCLUSIVE: RACK}
+    root = tree(only(plan(tmp_path, js)))
+    assert outline(root)[:3] == [("ml/trainer", 1, 0, 4), ("ml/trainer/workers", 2, 0, 4),
+                                 ("ml/trainer/workers/trainer-workers-0", 1, 0, 2)]
+    assert root.children[0].topology == (Constraint(BLOCK, "preferred"),)
+    js = jobset(rjob("workers", 2, 2, {SLICE_REQUIRED: HOST, SLICE_SIZE: "2"}))
+    js["spec"]["replicatedJobs"][0]["template"]["metadata"] = {"annotations": {EXCLUSIVE: RACK}}
+    err = load_error(tmp_path, js)
+    assert err.field == f"spec.replicatedJobs[0].template.metadata.annotations.{EXCLUSIVE}"
+    assert SLICE_SIZE in err.message
 
 # -- plain pod groups -------------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from gangsched.api.errors import InputError
 from gangsched.api.loader import BUILTIN_KINDS, Inputs, Kinds
 from gangsched.api.schema import Mode
 from gangsched.frontends import grove, kai, kthena, kueue, lws, volcano, volcano_job, workload
-from gangsched.frontends.base import Builder, Contribution, FrontEnd
+from gangsched.frontends.base import Builder, Contribution, FrontEnd, check_demands
 from gangsched.frontends.base import assemble as assemble_with
 from gangsched.model import Plan
 
@@ -50,7 +50,10 @@ def load_object(obj: Mapping[str, Any], source: str = "api", validate: Mode = "i
 
 
 def assemble(inputs: Inputs, front_ends: Sequence[FrontEnd] = FRONT_ENDS) -> Plan:
-    """The plan every front-end (or those given) builds from ``inputs``."""
+    """The plan every front-end (or those given) builds from ``inputs``; the pods every
+    front-end would create from them are counted first, so that building the plan of a
+    few front-ends fails as the whole does."""
+    check_demands(inputs, FRONT_ENDS)
     return assemble_with(inputs, front_ends)
 
 

@@ -8,6 +8,16 @@ schedule), the nodes with any topology labels a front-end adds (Volcano HyperNod
 topology levels and the pods already bound.
 
 Pending pods that no front-end claims become single-pod workloads of kind ``Pod``.
+
+**Pods a load may create.** A front-end that plays a controller creates pods from counts
+(a JobSet's ``replicas``, an LWS's ``replicas x size``): each object may ask for at most
+:data:`MAX_OBJECT_PODS` (checked as it is parsed), and all the objects of one load for
+:data:`MAX_LOAD_PODS` together. Each front-end names what its objects ask for
+(:attr:`FrontEnd.demands`, counted as asked, before pods already in the inputs are
+matched); :func:`check_demands` adds them up before any builder runs, so a load asking
+for too many fails at once, naming the object and the field that passes the budget,
+with nothing built.
+
 Every workload's ``limit`` (how long it may hold capacity once bound, which lets it
 backfill ahead of a reservation) is the largest ``activeDeadlineSeconds`` of its pods when
 every one of them has one (:func:`gangsched.model.run_limit`), set here for every
@@ -22,8 +32,12 @@ from typing import Protocol, TypeVar
 
 from gangsched.api.loader import Inputs, Kind
 from gangsched.api.types import Pod
+from gangsched.frontends.networktopology import Origin
 from gangsched.gang import Claim
 from gangsched.model import Plan, Workload, loose_pod, run_limit
+
+MAX_OBJECT_PODS = 100_000  # pods one object (a JobSet, an LWS, ...) may create here
+MAX_LOAD_PODS = 1_000_000  # pods the objects of one load may create together
 
 
 @dataclass
@@ -41,6 +55,22 @@ class Contribution:
 
 
 Builder = Callable[[Inputs], Contribution]
+
+
+@dataclass(frozen=True)
+class Demand:
+    """Pods an object asks its controller for: ``count``, by its ``field``."""
+
+    origin: Origin
+    field: str
+    count: int
+
+
+Demands = Callable[[Inputs], Iterable[Demand]]
+
+
+def _no_demands(inputs: Inputs) -> Iterable[Demand]:
+    return ()
 
 
 class _Keyed(Protocol):
@@ -82,13 +112,29 @@ class FrontEnd:
     name: str
     kinds: tuple[Kind, ...]
     build: Builder
+    demands: Demands = _no_demands  # the pods its builder will create, per object field
+
+
+def check_demands(inputs: Inputs, front_ends: Sequence[FrontEnd]) -> None:
+    """Raise InputError when the front-ends' objects in ``inputs`` ask for more than
+    :data:`MAX_LOAD_PODS` pods together, naming the object and field that pass it."""
+    total = 0
+    for front_end in front_ends:
+        for demand in front_end.demands(inputs):
+            total += demand.count
+            if total > MAX_LOAD_PODS:
+                raise demand.origin.error(
+                    f"asks for {demand.count:,} pods, {total:,} with those before it; "
+                    f"gangsched creates at most {MAX_LOAD_PODS:,} pods per load", demand.field)
 
 
 def assemble(inputs: Inputs, front_ends: Sequence[FrontEnd]) -> Plan:
     """Run the front-ends' builders over ``inputs``, in order; raises InputError on bad
     objects. Each builder sees the pods of the inputs and those the builders before it
     created (a Job's pods, which a KAI PodGroup may gang), except the pods a builder
-    before it claimed: a pod is scheduled by the first front-end that claims it."""
+    before it claimed: a pod is scheduled by the first front-end that claims it. The
+    pods they would create are counted first (:func:`check_demands`)."""
+    check_demands(inputs, front_ends)
     workloads: list[Workload] = []
     claimed: set[str] = set()
     created: list[Pod] = []

@@ -69,7 +69,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -90,7 +90,7 @@ from gangsched.api.objects import (
     required_str,
 )
 from gangsched.api.types import Pod
-from gangsched.frontends.base import Contribution, FrontEnd
+from gangsched.frontends.base import MAX_OBJECT_PODS, Contribution, Demand, FrontEnd
 from gangsched.frontends.networktopology import Origin
 from gangsched.frontends.pods import identical, natural_key, podset
 from gangsched.gang import Constraint, Group, PodSet
@@ -116,7 +116,7 @@ STARTUP_TYPES = ("CliqueStartupTypeAnyOrder", "CliqueStartupTypeInOrder",
                  "CliqueStartupTypeExplicit")
 LEGACY_DOMAINS = ("region", "zone", "datacenter", "block", "rack", "host", "numa")
 MAX_NAME_LENGTH = 45  # validatePodNameConstraints
-MAX_PODS = 100_000
+MAX_PODS = MAX_OBJECT_PODS  # pods one PodCliqueSet may generate here
 INT32_MAX = 2**31 - 1
 _DOMAIN = re.compile(r"[a-z][a-z0-9-]*")
 _SUFFIX = "bcdfghjklmnpqrstvwxz2456789"
@@ -242,6 +242,14 @@ class ScalingGroup:
         return f"spec.template.podCliqueScalingGroups[{self.index}]"
 
 
+def _total_pods(replicas: int, cliques: Sequence[Clique], groups: Sequence[ScalingGroup]
+                ) -> int:
+    """Every replica's cliques: those of a scaling group once per the group's replicas."""
+    grouped = {c for g in groups for c in g.cliques}
+    return replicas * (sum(c.replicas for c in cliques if c.name not in grouped) + sum(
+        g.replicas * sum(c.replicas for c in cliques if c.name in g.cliques) for g in groups))
+
+
 @dataclass(frozen=True)
 class PodCliqueSet:
     name: str
@@ -260,6 +268,11 @@ class PodCliqueSet:
 
     def group_of(self, clique: str) -> ScalingGroup | None:
         return next((g for g in self.groups if clique in g.cliques), None)
+
+    @property
+    def total_pods(self) -> int:
+        """Pods the operator creates for this PodCliqueSet."""
+        return _total_pods(self.replicas, self.cliques, self.groups)
 
     def clique(self, name: str) -> Clique:
         return next(c for c in self.cliques if c.name == name)
@@ -507,8 +520,7 @@ def parse_pcs(obj: Mapping[str, Any], origin: Origin | None = None) -> PodClique
             raise InputError("all cliques must use the same schedulerName, got "
                              f"{sorted(schedulers)}", field="spec.template.cliques")
         _startup(template, cliques, specs)
-        total = replicas * (sum(c.replicas for c in cliques if c.name not in grouped) + sum(
-            g.replicas * sum(c.replicas for c in cliques if c.name in g.cliques) for g in groups))
+        total = _total_pods(replicas, cliques, groups)
         if total > MAX_PODS:
             raise InputError(f"would create {total:,} pods; gangsched reads at most {MAX_PODS:,}"
                              " per PodCliqueSet", field="spec.replicas")
@@ -986,6 +998,12 @@ def build(inputs: Inputs) -> Contribution:
     return out
 
 
+def demands(inputs: Inputs) -> Iterable[Demand]:
+    """The pods every PodCliqueSet asks for."""
+    for pcs in _objects(inputs, PCS, PodCliqueSet):
+        yield Demand(pcs.origin, "spec.replicas", pcs.total_pods)
+
+
 def _sets_of(node: Group | PodSet) -> list[PodSet]:
     if isinstance(node, PodSet):
         return [node]
@@ -1000,6 +1018,7 @@ FRONT_END = FrontEnd(
           schema="grove.ClusterTopologyBinding"),
      Kind(PODGANG, (SCHEDULER_API_VERSION,), _handle_podgang, schema="grove.PodGang")),
     build,
+    demands,
 )
 
 __all__ = [

@@ -48,7 +48,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,7 +68,7 @@ from gangsched.api.objects import (
     required_str,
 )
 from gangsched.api.quantity import format_quantity, parse_resources
-from gangsched.frontends.base import Contribution, FrontEnd
+from gangsched.frontends.base import MAX_OBJECT_PODS, Contribution, Demand, FrontEnd
 from gangsched.frontends.networktopology import NetworkTopology, Origin, parse_network_topology
 from gangsched.frontends.volcano import (
     API_VERSION as PODGROUP_API_VERSION,
@@ -95,7 +95,7 @@ DEFAULT_SCHEDULER = "volcano"
 MAX_ROLES = 4
 MAX_ROLE_NAME = 12
 MAX_DNS_LABEL = 63
-MAX_PODS = 100_000
+MAX_PODS = MAX_OBJECT_PODS  # pods one ModelServing may generate here
 """Most pods one ModelServing may generate (replicas x role replicas x pods per replica):
 far beyond any real deployment, and small enough to generate in seconds."""
 QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"  # volcano.sh/apis QueueNameAnnotationKey
@@ -498,6 +498,12 @@ def model_servings(inputs: Inputs) -> list[ModelServing]:
     return [o for o in inputs.objects.get(KIND, []) if isinstance(o, ModelServing)]
 
 
+def demands(inputs: Inputs) -> Iterable[Demand]:
+    """The pods every ModelServing asks for: ``replicas`` ServingGroups of its roles."""
+    for ms in model_servings(inputs):
+        yield Demand(ms.origin, "spec.replicas", ms.total_pods)
+
+
 def _typed_podgroup(ms: ModelServing, obj: Mapping[str, Any]) -> PodGroup:
     """A generated PodGroup parsed as any other, its topology specs pointing back at the
     ModelServing fields they came from (for error messages)."""
@@ -524,5 +530,5 @@ def build(inputs: Inputs) -> Contribution:
 
 
 FRONT_END = FrontEnd(
-    "kthena", (Kind(KIND, (API_VERSION,), _handle, schema="kthena.ModelServing"),), build
-)
+    "kthena", (Kind(KIND, (API_VERSION,), _handle, schema="kthena.ModelServing"),), build,
+    demands)

@@ -18,11 +18,12 @@ deterministic), labelled ``batch.kubernetes.io/job-name`` (and ``job-name``) and
 Indexed, ``batch.kubernetes.io/job-completion-index``. A JobSet gets ``replicas`` Jobs
 ``<jobset>-<replicatedJob>-<jobIndex>`` per replicated Job (Indexed by default, as its
 webhook defaults), their pods labelled with ``jobset.sigs.k8s.io/jobset-name``,
-``replicatedjob-name``, ``job-index`` and ``job-global-index``. Pods of the Job already in
-the inputs (by those labels) are used instead of creating them. Every Job's pods are
-created; only those of Jobs Kueue manages (the ``kueue.x-k8s.io/queue-name`` label) are
-ganged here: the others are left to the front-ends after this one (a KAI PodGroup their
-template's ``pod-group-name`` names, a Volcano PodGroup) or scheduled one by one.
+``replicatedjob-name``, ``job-index``, ``job-global-index`` and ``job-key``. Pods of the
+Job already in the inputs (by those labels) are used instead of creating them. Every Job's
+pods are created; only those of Jobs Kueue manages (the ``kueue.x-k8s.io/queue-name``
+label) or placed exclusively (below) are ganged here: the others are left to the
+front-ends after this one (a KAI PodGroup their template's ``pod-group-name`` names, a
+Volcano PodGroup) or scheduled one by one.
 
 **Gangs.** A Kueue Workload is admitted all or nothing, so each one is a root Group (kind
 ``Job``, ``JobSet`` or ``Pod``) needing all its PodSets:
@@ -47,6 +48,25 @@ topology: K`` a preferred one, ``podset-unconstrained-topology`` none;
 K2 (the multi-layer ``podset-slice-required-topology-constraints`` JSON nests them, widest
 first); a ``podset-group-name`` shared by two PodSets (JobSet; a leader and its workers)
 puts both in one Group carrying their common constraint (one domain for both).
+
+**JobSet exclusive placement.** ``alpha.jobset.sigs.k8s.io/exclusive-topology: K`` on
+the JobSet (or on a replicated Job's template, which wins for its Jobs) is copied onto the
+Jobs' pods, with the ``job-key`` label (SHA-1 of ``<namespace>/<job>``); the pod webhook
+gives each Job's leader a required pod affinity to its own ``job-key`` and a required
+anti-affinity against any other on ``K``, in every namespace and at the same priority,
+and pins the followers to the leader's domain. So each such Job is a Group needing all
+its pods with an exclusive required constraint on ``K`` (gang.py), set
+:func:`exclusive_set` (every exclusive Job of that priority); running pods pin their Job
+and hold its domain (``Contribution.claims``). Not under Kueue, the JobSet is a workload
+of its exclusive Jobs under a basic root (each Job a unit; its other pods are left as
+before); under Kueue, the replicated Job's PodSet is a Group of its Jobs carrying the
+PodSet's own constraint (slices and exclusive placement together are refused). As for
+LWS, one difference: upstream, pods of JobSets without the annotation are kept out of owned
+domains too (they carry a ``job-key``); here only owners of the same set and key exclude
+each other. With ``alpha.jobset.sigs.k8s.io/node-selector`` as well the controller instead
+selects nodes labelled ``alpha.jobset.sigs.k8s.io/namespaced-job: <namespace>_<job>`` (by
+the user, beforehand) and tolerates the ``alpha.jobset.sigs.k8s.io/no-schedule`` taint:
+the pods get that selector and toleration, and nothing is owned (the labels decide).
 
 **Validation** is Kueue's webhooks', with their messages: at most one of required,
 preferred and unconstrained; level keys valid label names; unconstrained a boolean; the
@@ -92,11 +112,11 @@ from gangsched.api.objects import (
     parse_pod_template,
     required_str,
 )
-from gangsched.api.types import Pod
-from gangsched.frontends.base import Contribution, FrontEnd
+from gangsched.api.types import Node, NodeRequirements, Pod, Toleration
+from gangsched.frontends.base import MAX_OBJECT_PODS, Contribution, Demand, FrontEnd
 from gangsched.frontends.networktopology import Origin
-from gangsched.frontends.pods import from_limits, identical, natural_key
-from gangsched.gang import Constraint, Group, PodSet, TreeNode
+from gangsched.frontends.pods import from_limits, identical, natural_key, podset
+from gangsched.gang import Claim, Constraint, Group, PodSet, TreeNode, walk
 from gangsched.model import Workload
 
 JOB_API_VERSION = "batch/v1"
@@ -124,9 +144,14 @@ JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
 REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
 JOB_INDEX_LABEL = "jobset.sigs.k8s.io/job-index"
 JOB_GLOBAL_INDEX_LABEL = "jobset.sigs.k8s.io/job-global-index"
+JOB_KEY_LABEL = "jobset.sigs.k8s.io/job-key"
+EXCLUSIVE = "alpha.jobset.sigs.k8s.io/exclusive-topology"
+NODE_SELECTOR_STRATEGY = "alpha.jobset.sigs.k8s.io/node-selector"
+NAMESPACED_JOB = "alpha.jobset.sigs.k8s.io/namespaced-job"
+NO_SCHEDULE = "alpha.jobset.sigs.k8s.io/no-schedule"
 MAIN = "main"  # kueue.DefaultPodSetName
 INT32_MAX = 2**31 - 1
-MAX_PODS = 100_000  # pods one Job or JobSet may generate here
+MAX_PODS = MAX_OBJECT_PODS  # pods one Job or JobSet may generate here
 _BOOLS = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True,
           "0": False, "f": False, "F": False, "FALSE": False, "false": False, "False": False}
 _SUFFIX = "bcdfghjklmnpqrstvwxz2456789"  # utilrand's alphabet for generateName
@@ -459,6 +484,8 @@ class ReplicatedJob:
     name: str
     replicas: int
     spec: JobTemplate
+    exclusive: str = ""  # the exclusive-topology label key its Jobs each own a domain of
+    node_selector: str | None = None  # the node-selector strategy annotation's value, if set
 
 
 @dataclass(frozen=True)
@@ -523,6 +550,20 @@ def _job_spec(spec: Mapping[str, Any], path: str, indexed_default: bool,
     return JobTemplate(parallelism, completions, mode == "Indexed", template, request)
 
 
+def _exclusive(annotations: Mapping[str, Any], path: str) -> tuple[str, str | None] | None:
+    """(label key, node-selector value or None) of an ``exclusive-topology`` annotation in
+    ``annotations`` at ``path`` (a JobSet's, a replicated Job template's); None: not set."""
+    if annotations.get(EXCLUSIVE) is None:
+        return None
+    where = f"{path}.{EXCLUSIVE}"
+    key = as_str(annotations.get(EXCLUSIVE), where)
+    problems = names.qualified_name(key)
+    if problems:  # the pod affinity's topologyKey: the API server would refuse the pods
+        raise InputError(f"invalid label key {key!r}: {names.first(problems)}", field=where)
+    value = annotations.get(NODE_SELECTOR_STRATEGY)
+    return key, None if value is None else as_str(value, f"{path}.{NODE_SELECTOR_STRATEGY}")
+
+
 def _queue(meta: Mapping[str, Any]) -> str:
     labels = as_mapping(meta.get("labels"), "metadata.labels")
     return as_str(labels.get(QUEUE_LABEL), f"metadata.labels.{QUEUE_LABEL}")
@@ -554,6 +595,9 @@ def parse_jobset(obj: Mapping[str, Any], origin: Origin | None = None) -> JobSet
     with about(f"JobSet/{name}"):
         meta = as_mapping(obj.get("metadata"), "metadata")
         spec = as_mapping(obj.get("spec"), "spec")
+        everywhere = _exclusive(as_mapping(meta.get("annotations"), "metadata.annotations"),
+                                "metadata.annotations")
+        queue = _queue(meta)
         out: list[ReplicatedJob] = []
         for item, path in mappings(spec.get("replicatedJobs"), "spec.replicatedJobs"):
             rname = required_str(item, "name", path)
@@ -568,7 +612,19 @@ def parse_jobset(obj: Mapping[str, Any], origin: Origin | None = None) -> JobSet
             template = as_mapping(item.get("template"), f"{path}.template")
             job = _job_spec(as_mapping(template.get("spec"), f"{path}.template.spec"),
                             f"{path}.template.spec", True, "OnFailure", whole=False)
-            out.append(ReplicatedJob(rname, replicas, job))
+            at = f"{path}.template.metadata"
+            own = _exclusive(as_mapping(as_mapping(template.get("metadata"), at).get(
+                "annotations"), f"{at}.annotations"), f"{at}.annotations")
+            key, strategy = everywhere or ("", None)
+            if own is not None:  # the controller copies the JobSet's, then the template's
+                key, strategy = own[0], own[1] if own[1] is not None else strategy
+            if key and strategy is None and queue and job.request.slices:
+                raise InputError(f"may not be set together with {job.request.slice_annotation!r}"
+                                 " (gangsched places each Job whole in its own domain, or a "
+                                 "PodSet in slices; not both)",
+                                 field=f"{at}.annotations.{EXCLUSIVE}" if own is not None
+                                 else f"metadata.annotations.{EXCLUSIVE}")
+            out.append(ReplicatedJob(rname, replicas, job, key, strategy))
         total = sum(r.replicas * r.spec.count for r in out)
         if total > MAX_PODS:
             raise InputError(f"would create {total:,} pods; gangsched reads at most "
@@ -577,7 +633,7 @@ def parse_jobset(obj: Mapping[str, Any], origin: Origin | None = None) -> JobSet
             check_slice_count(r.spec.request, r.replicas * r.spec.count)
         check_groups([(r.name, r.replicas * r.spec.count, r.spec.request) for r in out])
         return JobSet(name, as_str(meta.get("namespace"), "metadata.namespace") or "default",
-                      tuple(out), _queue(meta), as_str(meta.get("uid"), "metadata.uid") or None,
+                      tuple(out), queue, as_str(meta.get("uid"), "metadata.uid") or None,
                       origin or Origin(obj=f"JobSet/{name}"))
 
 
@@ -631,9 +687,14 @@ def _suffix(seed: str) -> str:
 
 
 def _job_pods(namespace: str, job: str, spec: JobTemplate, labels: Mapping[str, str],
-              existing: Sequence[Pod], uid: str | None = None) -> list[Pod]:
+              existing: Sequence[Pod], uid: str | None = None,
+              annotations: Mapping[str, str] | None = None,
+              requirements: NodeRequirements | None = None) -> list[Pod]:
     """The pods the Job controller creates for one Job (``existing``: its pods already
-    in the inputs, used instead)."""
+    in the inputs, used instead; ``annotations`` and ``requirements`` the JobSet
+    controller's additions to the template)."""
+    extra = dict(annotations or {})
+    needs = requirements or spec.template.requirements
     taken = {p.labels.get(COMPLETION_INDEX) for p in existing}
     out = list(existing)
     index = 0
@@ -645,16 +706,39 @@ def _job_pods(namespace: str, job: str, spec: JobTemplate, labels: Mapping[str, 
                 LEGACY_JOB_NAME_LABEL: job}
         if uid:
             base[CONTROLLER_UID_LABEL] = uid
-        annotations = dict(spec.template.annotations)
+        annotations = {**spec.template.annotations, **extra}
         if spec.indexed:
             base[COMPLETION_INDEX] = str(index)
             annotations[COMPLETION_INDEX] = str(index)
             name = f"{job}-{index}-{_suffix(f'{namespace}/{job}/{index}')}"
         else:
             name = f"{job}-{_suffix(f'{namespace}/{job}/{index}')}"
-        out.append(spec.template.make_pod(name, namespace, labels=base, annotations=annotations))
+        out.append(spec.template.make_pod(name, namespace, labels=base, annotations=annotations,
+                                          requirements=needs))
         index += 1
     return out
+
+
+def _sha1(text: str) -> str:
+    return hashlib.sha1(text.encode(), usedforsecurity=False).hexdigest()
+
+
+def _placement(namespace: str, job: str, r: ReplicatedJob) -> dict[str, Any]:
+    """What the JobSet controller adds to a Job's pods for exclusive placement: the
+    annotations it copies and, with the node-selector strategy, a node selector on the
+    Job's own node label and a toleration of its taint (``addNamespacedJobNodeSelector``,
+    ``addTaintToleration``)."""
+    if not r.exclusive:
+        return {}
+    annotations = {EXCLUSIVE: r.exclusive}
+    if r.node_selector is None:
+        return {"annotations": annotations}
+    annotations[NODE_SELECTOR_STRATEGY] = r.node_selector
+    needs = r.spec.template.requirements
+    selector = {**dict(needs.node_selector), NAMESPACED_JOB: f"{namespace}_{job}"}
+    return {"annotations": annotations, "requirements": replace(
+        needs, node_selector=tuple(sorted(selector.items())),
+        tolerations=(*needs.tolerations, Toleration(NO_SCHEDULE, "Exists", "", "NoSchedule")))}
 
 
 def _by_label(pods: Iterable[Pod], namespace: str, label: str, value: str) -> list[Pod]:
@@ -691,9 +775,11 @@ def jobset_pods(js: JobSet, pods: Sequence[Pod]) -> tuple[dict[str, list[Pod]], 
         for j in range(r.replicas):
             job = f"{js.name}-{r.name}-{j}"  # placement.GenJobName
             labels = {JOBSET_NAME_LABEL: js.name, REPLICATED_JOB_LABEL: r.name,
-                      JOB_INDEX_LABEL: str(j), JOB_GLOBAL_INDEX_LABEL: str(global_index)}
+                      JOB_INDEX_LABEL: str(j), JOB_GLOBAL_INDEX_LABEL: str(global_index),
+                      JOB_KEY_LABEL: _sha1(f"{js.namespace}/{job}")}
             existing = [p for p in mine if p.labels.get(JOB_NAME_LABEL) == job]
-            every = _job_pods(js.namespace, job, r.spec, labels, existing)
+            every = _job_pods(js.namespace, job, r.spec, labels, existing,
+                              **_placement(js.namespace, job, r))
             created.extend(every[len(existing):])
             out[r.name].extend(sorted(every, key=_completion_index))
             global_index += 1
@@ -831,18 +917,77 @@ def jobsets(inputs: Inputs) -> list[JobSet]:
 @dataclass(frozen=True)
 class _PodSetPods:
     """One PodSet of a Job or JobSet: its pending pods in rank order, how many of all its
-    pods are needed and how many already run."""
+    pods are needed and how many already run; of a JobSet's replicated Job placed
+    exclusively, the label key and all its pods."""
 
     name: str
     pending: list[Pod]
     request: TasRequest
     minimum: int
     bound: int
+    exclusive: str = ""
+    every: Sequence[Pod] = ()
+
+
+def exclusive_set(priority: int) -> str:
+    """The set of a JobSet exclusive constraint: every Job placed exclusively at
+    ``priority``, in any namespace, as the anti-affinity the pod webhook gives a Job's
+    leader reaches (any other ``job-key``, ``namespaceSelector: {}``, the same
+    ``jobset.sigs.k8s.io/priority``)."""
+    return f"{JOB_KEY_LABEL} priority={priority}"
+
+
+@dataclass
+class _Owners:
+    """The cluster's nodes, to pin a Job to the domain its running pods are in, and the
+    domains running pods hold (pod key -> claims), for :attr:`Contribution.claims`."""
+
+    nodes: Mapping[str, Node]
+    claims: dict[str, tuple[Claim, ...]]
+
+    def jobs(self, parent: str, pods: Sequence[Pod], key: str) -> list[Group]:
+        """One Group per Job of ``pods`` (an exclusive replicated Job's, in rank order) at
+        ``parent``: its pending pods, all needed, in a domain of ``key`` it owns; pinned to
+        the domain its running pods are in, which they hold."""
+        by_job: dict[str, list[Pod]] = {}
+        for pod in pods:
+            by_job.setdefault(pod.labels.get(JOB_NAME_LABEL, ""), []).append(pod)
+        out: list[Group] = []
+        for job, members in by_job.items():
+            path, owner = f"{parent}/{job}", exclusive_set(members[0].priority)
+            held = [p for p in members if p.node_name]
+            labels = [self.nodes[p.node_name].labels for p in held
+                      if p.node_name and p.node_name in self.nodes]
+            value = next((found[key] for found in labels if key in found), None)
+            self.claims.update((p.key, ((owner, key, path),)) for p in held)
+            pending = [p for p in members if not p.node_name]
+            if not pending:
+                continue
+            shapes = identical(pending)
+            sets: list[Group | PodSet] = [
+                podset("pods" if len(shapes) == 1 else f"pods-{i}", path, same, len(same))
+                for i, same in enumerate(shapes)]
+            out.append(Group(job, path, sets, min_groups=len(sets),
+                             topology=(Constraint(key, "required", value, owner),)))
+        return out
+
+    def moved(self, root: Group, pods: Sequence[Pod]) -> None:
+        """Claims of running pods after their Job's Group moved (a ``podset-group-name``
+        pair): owned by its path in the finished tree."""
+        held: dict[str, list[Pod]] = {}
+        for p in pods:
+            if p.node_name:
+                held.setdefault(p.labels.get(JOB_NAME_LABEL, ""), []).append(p)
+        for node in walk(root):
+            for c in node.topology:
+                if c.exclusive is not None:
+                    self.claims.update((p.key, ((c.exclusive, c.key, node.path),))
+                                       for p in held.get(node.name, ()))
 
 
 def _workload(kind: str, key: str, name: str, podsets: Sequence[_PodSetPods],
               pods: Sequence[Pod], origin: Origin, levels: Sequence[str] | None,
-              warnings: list[str]) -> Workload:
+              warnings: list[str], owners: _Owners | None = None) -> Workload:
     priority = max((p.priority for p in pods), default=0)
     workload = Workload(name=key, kind=kind, tree=None, priority=priority, source=origin.where)
     nodes: list[tuple[TreeNode, TasRequest]] = []
@@ -852,7 +997,13 @@ def _workload(kind: str, key: str, name: str, podsets: Sequence[_PodSetPods],
             request, note = check_levels(ps.request, levels)
             if note is not None:
                 notes.append(str(origin.locate(note)))
-            if ps.pending:
+            if ps.exclusive and owners is not None:  # each Job in a domain of its own
+                jobs = owners.jobs(f"{key}/{ps.name}", ps.every, ps.exclusive)
+                if jobs:
+                    nodes.append((Group(ps.name, f"{key}/{ps.name}", list(jobs),
+                                        min_groups=len(jobs), topology=request.constraints()),
+                                  request))
+            elif ps.pending:
                 nodes.append((podset_node(ps.name, f"{key}/{ps.name}", ps.pending, request,
                                           ps.minimum, ps.bound), request))
     except InputError as err:
@@ -865,8 +1016,45 @@ def _workload(kind: str, key: str, name: str, podsets: Sequence[_PodSetPods],
         return workload
     workload.tree = Group(name, key, list(kids), min_groups=len(kids), kind=kind, source=key,
                           priority=priority)
+    if owners is not None and any(ps.exclusive for ps in podsets):
+        owners.moved(workload.tree, pods)
     workload.pods = {p.key: p for p in pods if not p.node_name}
     return workload
+
+
+def _exclusive_jobs(js: JobSet, per_job: Mapping[str, list[Pod]], owners: _Owners
+                    ) -> tuple[Workload, list[Pod]] | None:
+    """A JobSet Kueue does not manage whose replicated Jobs (some) place each Job
+    exclusively: their Jobs as independent gangs under a basic root (the Jobs of a JobSet
+    start on their own), with all their pods; None when none does."""
+    mine = [p for r in js.replicated if r.exclusive and r.node_selector is None
+            for p in per_job[r.name]]
+    if not mine:
+        return None
+    priority = max((p.priority for p in mine), default=0)
+    workload = Workload(name=js.key, kind="JobSet", tree=None, priority=priority,
+                        source=js.origin.where)
+    kids: list[Group | PodSet] = []
+    for r in js.replicated:
+        if r.exclusive and r.node_selector is None:
+            kids.extend(owners.jobs(js.key, per_job[r.name], r.exclusive))
+    if not kids:
+        workload.waiting = "no pending pods"
+        return workload, mine
+    workload.tree = Group(js.name, js.key, kids, kind="JobSet", source=js.key,
+                          priority=priority)
+    workload.pods = {p.key: p for p in mine if not p.node_name}
+    return workload, mine
+
+
+def demands(inputs: Inputs) -> Iterable[Demand]:
+    """The pods every Job and JobSet asks for (each replicated Job's)."""
+    for job in jobs(inputs):
+        yield Demand(job.origin, "spec.parallelism", job.spec.count)
+    for js in jobsets(inputs):
+        for i, r in enumerate(js.replicated):
+            yield Demand(js.origin, f"spec.replicatedJobs[{i}].replicas",
+                         r.replicas * r.spec.count)
 
 
 def _warn_unmanaged(out: Contribution, kind: str, origin: Origin, name: str,
@@ -887,6 +1075,7 @@ def build(inputs: Inputs) -> Contribution:
         return found[0]
 
     levels = kueue_levels(inputs)
+    owners = _Owners({n.name: n for n in inputs.nodes}, out.claims)
     for job in jobs(inputs):
         every, created = job_pods(job, inputs.pods)
         out.pods.extend(created)
@@ -906,6 +1095,10 @@ def build(inputs: Inputs) -> Contribution:
         if not js.queue:
             _warn_unmanaged(out, "JobSet", js.origin, js.name,
                             [r.spec.request for r in js.replicated])
+            exclusive = _exclusive_jobs(js, per_job, owners)
+            if exclusive is not None:
+                out.workloads.append(exclusive[0])
+                out.claimed.update(p.key for p in exclusive[1])
             continue
         every = [p for r in js.replicated for p in per_job[r.name]]
         bad = _bad_index(every)
@@ -920,9 +1113,10 @@ def build(inputs: Inputs) -> Contribution:
             mine = per_job[r.name]
             pending = [p for p in mine if not p.node_name]
             podsets.append(_PodSetPods(r.name, pending, r.spec.request, len(mine),
-                                       len(mine) - len(pending)))
+                                       len(mine) - len(pending),
+                                       r.exclusive if r.node_selector is None else "", mine))
         out.workloads.append(_workload("JobSet", js.key, js.name, podsets, every, js.origin,
-                                       levels, out.warnings))
+                                       levels, out.warnings, owners))
         out.claimed.update(p.key for p in every)
     groups: dict[tuple[str, str], list[Pod]] = {}
     for pod in inputs.pods:
@@ -950,6 +1144,7 @@ FRONT_END = FrontEnd(
     (Kind("Job", (JOB_API_VERSION,), _handle_job, schema="batch.v1.Job"),
      Kind("JobSet", (JOBSET_API_VERSION,), _handle_jobset, schema="jobset.JobSet")),
     build,
+    demands,
 )
 
 __all__ = [
@@ -961,6 +1156,7 @@ __all__ = [
     "TasRequest",
     "build",
     "check_groups",
+    "exclusive_set",
     "grouped",
     "job_pods",
     "jobset_pods",

@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -80,7 +80,7 @@ from gangsched.api.objects import (
 )
 from gangsched.api.types import Node, Pod
 from gangsched.frontends import kueue
-from gangsched.frontends.base import Contribution, FrontEnd
+from gangsched.frontends.base import MAX_OBJECT_PODS, Contribution, Demand, FrontEnd
 from gangsched.frontends.networktopology import Origin
 from gangsched.frontends.pods import identical, podset
 from gangsched.gang import Claim, Constraint, Group, PodSet, TreeNode
@@ -107,7 +107,7 @@ SUBGROUP_TYPES = ("LeaderWorker", "LeaderExcluded")
 SUBDOMAIN_POLICIES = ("Shared", "UniquePerReplica")
 MAX_REPLICAS = 1_000_000
 INT32_MAX = 2**31 - 1
-MAX_PODS = 100_000  # pods one LWS may generate here
+MAX_PODS = MAX_OBJECT_PODS  # pods one LWS may generate here
 
 # -- typed objects -----------------------------------------------------------------------
 
@@ -543,6 +543,12 @@ def build(inputs: Inputs) -> Contribution:
     return out
 
 
+def demands(inputs: Inputs) -> Iterable[Demand]:
+    """The pods every LWS asks for: ``replicas`` groups of ``size``."""
+    for lws in leader_worker_sets(inputs):
+        yield Demand(lws.origin, "spec.replicas", lws.replicas * lws.size)
+
+
 def _bound_claims(lws: LeaderWorkerSet, g: int, bound: Sequence[Pod]
                   ) -> dict[str, tuple[Claim, ...]]:
     """The exclusive domains the group's running pods hold (its owners' paths as the
@@ -563,7 +569,8 @@ def _bound_claims(lws: LeaderWorkerSet, g: int, bound: Sequence[Pod]
 
 
 FRONT_END = FrontEnd(
-    "lws", (Kind(KIND, (API_VERSION,), _handle, schema="lws.LeaderWorkerSet"),), build)
+    "lws", (Kind(KIND, (API_VERSION,), _handle, schema="lws.LeaderWorkerSet"),), build,
+    demands)
 
 __all__ = [
     "API_VERSION",

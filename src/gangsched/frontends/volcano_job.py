@@ -51,7 +51,7 @@ on run; gangsched creates them all at once) and a NUMA ``topologyPolicy``. Lifec
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,7 +73,7 @@ from gangsched.api.objects import (
 )
 from gangsched.api.quantity import format_quantity
 from gangsched.api.types import Pod
-from gangsched.frontends.base import Contribution, FrontEnd
+from gangsched.frontends.base import MAX_OBJECT_PODS, Contribution, Demand, FrontEnd
 from gangsched.frontends.networktopology import NetworkTopology, Origin, parse_network_topology
 from gangsched.frontends.volcano import (
     API_VERSION as PODGROUP_API_VERSION,
@@ -103,7 +103,7 @@ QUEUE_NAME_KEY = "volcano.sh/queue-name"
 PARTITION_ID_KEY = "volcano.sh/partition-id"
 DEFAULT_TASK = "default"
 DEFAULT_SCHEDULER = "volcano"
-MAX_PODS = 100_000
+MAX_PODS = MAX_OBJECT_PODS  # pods one Job may generate here
 """Most pods one Job may create (the sum of its tasks' replicas), as for Kthena."""
 
 # -- typed objects -----------------------------------------------------------------------
@@ -452,6 +452,13 @@ def volcano_jobs(inputs: Inputs) -> list[VolcanoJob]:
     return [o for o in inputs.objects.get(KIND, []) if isinstance(o, VolcanoJob)]
 
 
+def demands(inputs: Inputs) -> Iterable[Demand]:
+    """The pods every Job asks for, task by task."""
+    for job in volcano_jobs(inputs):
+        for i, task in enumerate(job.tasks):
+            yield Demand(job.origin, f"spec.tasks[{i}].replicas", task.replicas)
+
+
 def build(inputs: Inputs) -> Contribution:
     found = volcano_jobs(inputs)
     out = Contribution()
@@ -478,7 +485,8 @@ def build(inputs: Inputs) -> Contribution:
 
 
 FRONT_END = FrontEnd(
-    "volcano-job", (Kind(KIND, (API_VERSION,), _handle, schema="volcano.Job"),), build)
+    "volcano-job", (Kind(KIND, (API_VERSION,), _handle, schema="volcano.Job"),), build,
+    demands)
 
 __all__ = [
     "API_VERSION",
