@@ -483,6 +483,34 @@ def test_explain_an_admission_and_the_turn_it_had(run: Run) -> None:
         result.stdout)
 
 
+def test_explain_names_the_minimums_a_pod_count_implies(run: Run, tmp_path: Path) -> None:
+    # minMember 3 over a task of 2 pods (minTaskMember 1) and one of 1: task a needs both
+    group = """apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata: {name: pg, namespace: default}
+spec: {minMember: 3, minTaskMember: {a: 1, b: 1}, queue: default}
+"""
+    pods = [f"""apiVersion: v1
+kind: Pod
+metadata:
+  name: pg-{task}-{i}
+  namespace: default
+  labels: {{volcano.sh/task-spec: {task}}}
+  annotations: {{scheduling.k8s.io/group-name: pg}}
+spec:
+  schedulerName: volcano
+  containers: [{{name: main, image: x, resources: {{requests: {{cpu: 100m}}}}}}]
+""" for task, i in (("a", 0), ("a", 1), ("b", 0))]
+    path = tmp_path / "pg.yaml"
+    path.write_text("---\n".join([group, *pods]))
+    result = run("explain", "pg", "-f", CLUSTER, "-f", path)
+    assert result.exit_code == 0, result.output
+    assert ("Attempt 1: the minimum, each child asked for what its group's pod count "
+            "leaves to it, pods packed onto the fullest nodes: placed") in result.stdout
+    result = run("explain", "pg", "-f", CLUSTER, "-f", path, "-o", "json")
+    assert json.loads(result.stdout)["attempts"][0]["minimum"] == "implied"
+
+
 def gang_yaml(name: str, pods: int, gpu: int = 8, priority: int = 0) -> list[str]:
     """A Workload API PodGroup of ``pods`` pods of ``gpu`` GPUs inside one rack, and its
     pods, as YAML documents."""
