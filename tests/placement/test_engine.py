@@ -251,7 +251,9 @@ def backtracking_instance() -> tuple[ClusterState, Group]:
 
 def test_backtracking_finds_what_first_fit_misses() -> None:
     state, unit = backtracking_instance()
-    greedy = place(unit, state, Options(backtrack_budget=0, score_top=1), commit=False)
+    # the search alone (no exact solver after it)
+    greedy = place(unit, state, Options(backtrack_budget=0, score_top=1, exact=0),
+                   commit=False)
     assert not greedy.admitted  # first fit in sibling order fails
     d = place(unit, state)
     assert d.admitted
@@ -381,7 +383,8 @@ def test_extras_first_emulation_steals_the_minimum() -> None:
     # the minimum-first instance: an engine growing each role fully before the next
     # role's minimum (KEP-6012 alpha) rejects what gangsched admits
     unit = lambda: disagg(4, 1, 2, 1, p_pods=1, d_pods=2)  # noqa: E731
-    alpha = Options(extras_first=True, child_order="given", backtrack_budget=0, score_top=1)
+    alpha = Options(extras_first=True, child_order="given", backtrack_budget=0, score_top=1,
+                    exact=0)  # an emulation: no exact solver after its search
     assert not place(unit(), flat(5), alpha).admitted
     assert place(unit(), flat(5)).admitted
 

@@ -150,6 +150,7 @@ def explain_cmd(
 def _attempt_dict(a: AttemptLog) -> dict[str, Any]:
     return {"number": a.number, "nodeOrder": "pack" if a.pack else "spread",
             "minimum": "own" if a.whole else "implied" if a.implied else "raised",
+            "exactSolver": a.exact,
             "cappedFirst": a.caps_first,
             "otherWays": a.deep,
             "explanation": a.explanation,
@@ -216,6 +217,9 @@ def _attempt_title(a: AttemptLog, last: bool, admitted: bool) -> str:
     if a.explanation:
         return ("Finding the blocking group: its children placed one by one, each beside "
                 "the earlier ones")
+    if a.exact:
+        return (f"Attempt {a.number}: the minimum, by the exact solver over every node "
+                f"its pods fit on: {'placed' if a.placed else 'no placement'}")
     what = ("the minimum" if a.whole else
             "the minimum, each child asked for what its group's pod count leaves to it"
             if a.implied else "the minimum raised toward what it asks")
@@ -248,6 +252,8 @@ def print_text(result: WorkloadResult, log: SearchLog, before: int, verbose: int
             continue
         lines.append("")
         lines.append(_attempt_title(a, a is searches[-1], result.ok))
+        if a.exact:
+            continue  # no candidate domains: one model over every node
         same = next((b for b in shown if b.tiers == a.tiers), None)
         if same is not None and not verbose:
             lines.append(f"  the same candidates as attempt {same.number}")

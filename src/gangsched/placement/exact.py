@@ -56,6 +56,7 @@ class ExactResult:
     status: str  # optimal | infeasible | time_limit (feasible, max not proven) | unknown
     max_pods_bound: int | None = None  # proven upper bound on max_pods
     assignments: dict[str, str] | None = None  # a placement with max_pods (or the minimum)
+    active: frozenset[str] = frozenset()  # paths of the tree nodes it satisfies
     seconds: float = 0.0
     variables: int = 0
     rows: int = 0
@@ -71,6 +72,7 @@ class _Model:
     row_lb: np.ndarray
     row_ub: np.ndarray
     xvars: list[tuple[PodSet, int]] = field(default_factory=list)  # (set, node) per x var
+    ypaths: list[tuple[str, int]] = field(default_factory=list)  # (tree path, y var)
 
 
 class _Builder:
@@ -101,14 +103,26 @@ class _Builder:
         self.row_ub.append(hi)
 
 
+def _held(v: TreeNode, state: ClusterState) -> np.ndarray:
+    """Pods of ``v`` already running on each node: they count against its cap."""
+    held = np.zeros(state.n_nodes, dtype=np.int64)
+    index = state.topology.index
+    for name, count in v.held_per_node.items():
+        if name in index:
+            held[index[name]] += count
+    return held
+
+
 def _signature(v: TreeNode) -> Hashable:
     """Structure of a subtree without names: identical siblings are interchangeable."""
+    held = tuple(sorted(v.held_per_node.items()))
     if isinstance(v, PodSet):
         return (
             "S", v.size, v.min_pods, tuple(sorted(v.requests.items())), v.requirements,
-            v.topology, v.max_pods_per_node,
+            v.topology, v.max_pods_per_node, held,
         )
-    return ("G", v.min_groups, v.min_pods, v.topology, tuple(_signature(c) for c in v.children))
+    return ("G", v.min_groups, v.min_pods, v.topology, v.max_pods_per_node, held,
+            tuple(_signature(c) for c in v.children))
 
 
 def build(unit: TreeNode, state: ClusterState) -> _Model:
@@ -135,6 +149,14 @@ def build(unit: TreeNode, state: ClusterState) -> _Model:
                 collect(c, here, held)
 
     collect(unit, [], [])
+    label_of: dict[str, list[str | None]] = {}
+
+    def labels(key: str) -> list[str | None]:
+        """Each node's domain of ``key`` (None: it lacks the label), read once per key."""
+        got = label_of.get(key)
+        if got is None:
+            got = label_of[key] = [domain_value(state, nd, key) for nd in nodes]
+        return got
 
     # x variables
     xcols: dict[int, list[tuple[int, int]]] = {}  # id(set) -> [(node, col)]
@@ -147,20 +169,16 @@ def build(unit: TreeNode, state: ClusterState) -> _Model:
             continue
         ub = np.full(n_nodes, ps.size, dtype=np.int64)
         if ps.max_pods_per_node is not None:
-            np.minimum(ub, ps.max_pods_per_node, out=ub)
+            np.minimum(ub, ps.max_pods_per_node - _held(ps, state), out=ub)
         for r, a in zip(shape.index, shape.amount, strict=True):
             np.minimum(ub, np.maximum(state.free[r] // a, 0), out=ub)
         ok = state.mask(ps.requirements) & (ub > 0)
-        for k, pinned in req_keys[id(ps)]:
-            ok &= np.fromiter(
-                (domain_value(state, nd, k) is not None
-                 and (pinned is None or domain_value(state, nd, k) == pinned) for nd in nodes),
-                dtype=bool, count=n_nodes,
-            )
-        for k, held in blocked[id(ps)]:
-            ok &= np.fromiter((domain_value(state, nd, k) not in held for nd in nodes),
-                              dtype=bool, count=n_nodes)
         for j in np.flatnonzero(ok).tolist():
+            if not all((dv := labels(k)[j]) is not None and (pinned is None or dv == pinned)
+                       for k, pinned in req_keys[id(ps)]):
+                continue
+            if any(labels(k)[j] in held for k, held in blocked[id(ps)]):
+                continue
             col = b.var(0, float(ub[j]))
             cols.append((j, col))
             xvars.append((ps, j))
@@ -168,8 +186,10 @@ def build(unit: TreeNode, state: ClusterState) -> _Model:
 
     # y variables
     ycol: dict[int, int] = {}
+    ypaths: list[tuple[str, int]] = []
     for v in walk(unit):
         ycol[id(v)] = b.var(1 if v is unit else 0, 1)
+        ypaths.append((v.path, ycol[id(v)]))
 
     # capacity rows
     cap_terms: dict[tuple[int, int], list[tuple[int, float]]] = {}
@@ -207,8 +227,9 @@ def build(unit: TreeNode, state: ClusterState) -> _Model:
             for ps in podsets(v):
                 for j, col in xcols[id(ps)]:
                     per_node.setdefault(j, []).append((col, 1.0))
+            room = np.maximum(v.max_pods_per_node - _held(v, state), 0)
             for j in sorted(per_node):
-                b.row(per_node[j], -inf, float(v.max_pods_per_node))
+                b.row(per_node[j], -inf, float(room[j]))
         # symmetry breaking among identical siblings
         # (not when domains are held already: who holds them tells siblings apart)
         sigs = [_signature(c) if not (state.claims and any(
@@ -234,7 +255,7 @@ def build(unit: TreeNode, state: ClusterState) -> _Model:
 
     # required topology
     for v, key in [(w, k) for w in walk(unit) for k in required_keys(w)]:
-        dom_of = [domain_value(state, nd, key) for nd in nodes]
+        dom_of = labels(key)
         per_set: list[tuple[PodSet, dict[str, list[int]]]] = []
         domains: dict[str, None] = {}
         for ps in podsets(v):
@@ -285,6 +306,7 @@ def build(unit: TreeNode, state: ClusterState) -> _Model:
         row_lb=np.asarray(b.row_lb, dtype=float),
         row_ub=np.asarray(b.row_ub, dtype=float),
         xvars=xvars,
+        ypaths=ypaths,
     )
 
 
@@ -315,7 +337,8 @@ def _quiet_stdout() -> Iterator[None]:
 
 
 def _run(
-    model: _Model, sign: float, time_limit: float, presolve: bool = True
+    model: _Model, sign: float, time_limit: float, presolve: bool = True,
+    node_limit: int | None = None,
 ) -> OptimizeResult:
     constraints = (
         [LinearConstraint(model.a.tocsr(), model.row_lb, model.row_ub)]
@@ -328,7 +351,8 @@ def _run(
             integrality=model.integrality,
             bounds=Bounds(model.lb, model.ub),
             constraints=constraints,
-            options={"disp": False, "time_limit": max(time_limit, 0.01), "presolve": presolve},
+            options={"disp": False, "time_limit": max(time_limit, 0.01), "presolve": presolve,
+                     **({"node_limit": node_limit} if node_limit is not None else {})},
         )
 
 
@@ -346,12 +370,16 @@ def _assignments(model: _Model, x: np.ndarray, state: ClusterState) -> dict[str,
 
 
 def solve(
-    unit: TreeNode, state: ClusterState, *, time_limit: float = 10.0, maximize: bool = True
+    unit: TreeNode, state: ClusterState, *, time_limit: float = 10.0, maximize: bool = True,
+    node_limit: int | None = None, confirm: bool = True,
 ) -> ExactResult:
     """Decide ``unit`` exactly on ``state.free``: feasibility, fewest and most pods.
 
-    ``time_limit`` applies to each phase. With ``maximize=False`` only phase 1 runs
-    (``max_pods`` stays None). The state is not modified.
+    ``time_limit`` applies to each phase, and so does ``node_limit`` (branch-and-bound
+    nodes, a bound that does not depend on the machine's speed). With ``maximize=False``
+    only phase 1 runs (``max_pods`` stays None). ``confirm=False``: an infeasible verdict
+    is not checked again without presolve (for a caller that only looks for a placement).
+    The state is not modified.
     """
     t0 = time.perf_counter()
     model = build(unit, state)
@@ -373,17 +401,19 @@ def solve(
             status=status,
             max_pods_bound=bound,
             assignments=_assignments(model, x, state) if x is not None else None,
+            active=frozenset(p for p, col in model.ypaths if x[col] > 0.5)
+            if x is not None else frozenset(),
             seconds=time.perf_counter() - t0,
             variables=n_vars,
             rows=rows,
         )
 
-    first = _run(model, 1.0, time_limit)
-    if first.status in (2, 4):
+    first = _run(model, 1.0, time_limit, node_limit=node_limit)
+    if first.status == 4 or (first.status == 2 and confirm):
         # HiGHS's presolve can wrongly report infeasibility (seen with scipy 1.17 on
         # models whose solutions verify) or fail with a "solve error"; such verdicts
         # are confirmed without it
-        first = _run(model, 1.0, time_limit, presolve=False)
+        first = _run(model, 1.0, time_limit, presolve=False, node_limit=node_limit)
     if first.status == 2:
         return done(False, None, 0, "infeasible", bound=0)
     if first.x is None:
@@ -392,9 +422,9 @@ def solve(
     if not maximize:
         return done(True, None, min_needed, "optimal" if first.status == 0 else "time_limit",
                     x=first.x)
-    second = _run(model, -1.0, time_limit)
+    second = _run(model, -1.0, time_limit, node_limit=node_limit)
     if second.x is None:
-        second = _run(model, -1.0, time_limit, presolve=False)
+        second = _run(model, -1.0, time_limit, presolve=False, node_limit=node_limit)
     if second.x is None:
         return done(True, None, min_needed, "time_limit", x=first.x)
     best = round(float(model.c_pods @ second.x))

@@ -7,8 +7,9 @@ no code with the engine's search, so it can judge the engine (and the exact solv
 Rules (the engine's contract):
 
 - every assigned pod belongs to the unit and every node exists;
-- a pod's node passes ``state.mask(podset.requirements)``, and a PodSet's
-  ``max_pods_per_node`` holds;
+- a pod's node passes ``state.mask(podset.requirements)``, and a PodSet's or Group's
+  ``max_pods_per_node`` holds, counting its pods already running there
+  (``held_per_node``);
 - per node and resource, the placed pods' requests fit in ``state_before.free``
   (a resource a pod does not request is not checked);
 - a PodSet is satisfied when at least ``min_pods`` of its pods are placed; a Group when at
@@ -34,6 +35,10 @@ from gangsched.api.types import Node as ClusterNode
 from gangsched.cluster.state import ClusterState
 from gangsched.cluster.topology import HOSTNAME
 from gangsched.gang import Group, PodSet, TreeNode, podsets, walk
+
+
+def _beside(held: int) -> str:
+    return f" beside {held} already running" if held else ""
 
 
 def domain_value(state: ClusterState, node: ClusterNode, key: str) -> str | None:
@@ -76,8 +81,10 @@ def verify(
                 for j, c in per_set[ps.path].items():
                     on_node[j] = on_node.get(j, 0) + c
             for j, c in sorted(on_node.items()):
-                if c > g.max_pods_per_node:
-                    out.append(f"{g.path}: {c} pods on node {topo.nodes[j].name}, above "
+                name = topo.nodes[j].name
+                held = g.held_per_node.get(name, 0)
+                if c + held > g.max_pods_per_node:
+                    out.append(f"{g.path}: {c} pods on node {name}{_beside(held)}, above "
                                f"max_pods_per_node {g.max_pods_per_node}")
 
     # node filters and per-node caps
@@ -95,10 +102,11 @@ def verify(
                     f"{ps.path}: {c} pod(s) on node {name}, which is unschedulable or fails "
                     f"the set's selector/affinity/taints"
                 )
-            if ps.max_pods_per_node is not None and c > ps.max_pods_per_node:
+            held = ps.held_per_node.get(name, 0)
+            if ps.max_pods_per_node is not None and c + held > ps.max_pods_per_node:
                 out.append(
-                    f"{ps.path}: {c} pods on node {name}, above max_pods_per_node "
-                    f"{ps.max_pods_per_node}"
+                    f"{ps.path}: {c} pods on node {name}{_beside(held)}, above "
+                    f"max_pods_per_node {ps.max_pods_per_node}"
                 )
         for res, amount in sorted(ps.requests.items()):
             if amount <= 0:
@@ -194,9 +202,9 @@ def verify(
                       if (val := domain_value(state_before, topo.nodes[j], con.key)) is not None}
             if not values:
                 continue
-            held = state_before.held_by_others(con.exclusive, con.key, v.path) & values
-            if held:
-                out.append(f"{v.path}: exclusive {con.key} broken: {', '.join(sorted(held))} "
+            others = state_before.held_by_others(con.exclusive, con.key, v.path) & values
+            if others:
+                out.append(f"{v.path}: exclusive {con.key} broken: {', '.join(sorted(others))} "
                            f"held by another group of {con.exclusive}")
             mine = taken.setdefault((con.exclusive, con.key), [])
             for other, theirs in mine:

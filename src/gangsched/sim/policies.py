@@ -43,7 +43,7 @@ from gangsched.scheduler.tree import min_demand
 
 VOLCANO_DRY_RUNS = 64  # candidate domains dry-run per choice (bounded for speed)
 # gangsched's own locality and fragmentation mechanisms: never given to an emulation
-NOT_OURS: dict[str, Any] = {"narrow": False, "keep_whole": False}
+NOT_OURS: dict[str, Any] = {"narrow": False, "keep_whole": False, "exact": 0}
 VOLCANO_OVERCOMMIT = 1.2  # the enqueue action's default overcommit-factor
 
 

@@ -15,7 +15,9 @@ Attempts, in order; the first that places the minimum wins:
    once more, with such sets placed before their larger siblings (whose pods could take
    the nodes they need);
 5. when a group may leave children out: the minimum once more, each such group asked
-   for its other ways before its next domain (``Search.deep``).
+   for its other ways before its next domain (``Search.deep``);
+6. when none placed, no capacity bound proved that nothing fits, and the unit is small:
+   the exact solver, for its minimum alone (:mod:`.exact_attempt`).
 
 Each attempt is one :class:`~.search.Search` with its own transaction, budget and notes,
 and returns an :class:`Outcome`: placed, or unschedulable with its notes. When none
@@ -37,6 +39,8 @@ from gangsched.cluster.state import ClusterState
 from gangsched.gang import PodSet, TreeNode, minimum_pods
 from gangsched.placement.decision import Decision, GroupOutcome
 from gangsched.placement.engine.domains import Domains
+from gangsched.placement.engine.exact_attempt import decide as exact_decision
+from gangsched.placement.engine.exact_attempt import solved
 from gangsched.placement.engine.explain import reasons
 from gangsched.placement.engine.extras import grow
 from gangsched.placement.engine.facts import Facts
@@ -200,6 +204,14 @@ def place(
     if won is None:
         assert explainer is not None
         search = explainer.search
+        if not search.bounded_out and opts.exact > 0:  # the last attempt: the exact solver
+            got = solved(unit, facts, opts)
+            if search.log is not None:
+                search.log.solver(got is not None)
+            if got is not None:
+                search.txn.discard()
+                return exact_decision(unit, facts, got, minimum, commit,
+                                      search.budget.dry_runs)
         if search.log is not None:
             search.log.explaining(search)
         why = reasons(search, unit) if opts.explain else (f"{unit.name}: does not fit",)

@@ -50,6 +50,12 @@ class Options:
     # (Domains.stranding), then tightest fit; such units are decided by the generic search
     # (no fast path). () keeps the plain order: only the batch (``place``) sets it
     mix: Mix = ()
+    # the last attempt, for a small unit no search placed (and no capacity bound proved
+    # that nothing fits): the exact MILP (exact_attempt.py), when at most this many pairs
+    # of pod set and node can take a pod (0: never); its branch and bound stops after
+    # ``exact_nodes`` nodes, so the decision does not depend on the machine's speed
+    exact: int = 400
+    exact_nodes: int = 2_000
 
 
 DEFAULT = Options()

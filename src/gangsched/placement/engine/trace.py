@@ -74,6 +74,8 @@ class AttemptLog:
     implied: bool = False  # a copy with the minimums the unit's pod counts imply
     caps_first: bool = False  # sets capped per node placed before larger siblings
     deep: bool = False  # groups asked for their other ways when a later sibling fails
+    exact: bool = False  # the exact solver (exact_attempt.py): no tiers; placed or not
+    placed: bool = False  # (exact only) it placed the minimum
     tiers: dict[tuple[str, str | None], TierLog] = field(default_factory=dict)
     explanation: bool = False  # dry runs made to find the blocking group, after the search
 
@@ -94,6 +96,13 @@ class SearchLog:
                          deep=search.deep)
         self.attempts.append(log)
         self._current = log
+
+    def solver(self, placed: bool) -> None:
+        """The exact solver was asked for the unit's minimum, after every search."""
+        log = AttemptLog(len([a for a in self.attempts if not a.explanation]) + 1, True, True,
+                         exact=True, placed=placed)
+        self.attempts.append(log)
+        self._current = None  # it records no tiers
 
     def explaining(self, search: Search) -> None:
         """The search is over; dry runs from here on look for the blocking group."""
