@@ -57,3 +57,12 @@ def test_help_loads_neither_markdown_nor_rich_tracebacks_yet_both_still_import()
     late, real = json.loads(done.stdout.strip().splitlines()[-1])
     assert late == []
     assert real is True
+
+
+def test_the_engine_loads_the_exact_solver_only_when_it_is_asked() -> None:
+    """The engine's last attempt uses scipy's MILP; a unit the search places (and a
+    ``place`` run that never needs the attempt) does not pay for importing scipy."""
+    code = ("from gangsched.placement import place\n"
+            "from gangsched.testing.builders import cluster, group, podset\n"
+            "assert place(group('g', [podset('g/w', 2, gpu=1)]), cluster()).admitted")
+    assert "scipy" not in _loaded_after(code)

@@ -18,6 +18,7 @@ are charged as the search charges them, with the exclusive domains they hold.
 from __future__ import annotations
 
 from itertools import islice
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,8 +27,10 @@ from gangsched.gang import Group, PodSet, TreeNode, podsets, walk
 from gangsched.placement.decision import Decision, GroupOutcome
 from gangsched.placement.engine.facts import Facts
 from gangsched.placement.engine.options import Options
-from gangsched.placement.exact import ExactResult, solve
 from gangsched.placement.verify import domain_value, verify
+
+if TYPE_CHECKING:
+    from gangsched.placement.exact import ExactResult
 
 TIME_LIMIT = 5.0  # seconds per solve, a safety net only: ``exact_nodes`` bounds the work
 MAX_TREE = 256  # tree nodes at most (the model's symmetry rows grow with siblings squared)
@@ -52,6 +55,8 @@ def solved(unit: TreeNode, facts: Facts, opts: Options) -> ExactResult | None:
     state = facts.state
     if opts.exact <= 0 or not small(unit, state, opts.exact):
         return None
+    from gangsched.placement.exact import solve  # scipy's solver: loaded when first asked
+
     got = solve(unit, state, time_limit=TIME_LIMIT, maximize=False,
                 node_limit=opts.exact_nodes, confirm=False)
     if not got.feasible or not got.assignments or verify(unit, state, got.assignments):
