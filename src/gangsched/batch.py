@@ -40,7 +40,10 @@ as one batch:
    breaking the whole nodes a gang of whole-node pods needs. A pod of the mix's only
    shape strands nothing of it, so a batch of one request, or one that fits in its
    plain order, is decided exactly as without the mix; when the look-ahead with the mix
-   ends below the plain order's value, the plain order without the mix is kept.
+   ends below the plain order's value, the plain order without the mix is kept. The
+   trials decide by the search alone; the engine's exact attempt on small units that no
+   search places (``Options.exact``) runs only when the batch is decided in the order
+   the trials chose.
 2. **Extras, fairly.** Extras only once every minimum was tried, so no unit's extras can
    take what another unit's minimum needs. In rounds: every admitted unit grows half of
    what it still lacks (all-or-nothing, inside the domains its pods are in), then all of
@@ -190,7 +193,10 @@ class Lookahead:
     def __init__(self, plan: Plan, state: ClusterState, options: Options,
                  mix: Mix = ()) -> None:
         self.plan, self.state = plan, state
-        self.options = replace(options, explain=False)
+        # the trials compare orders by the search alone: the exact solver's last attempt
+        # (up to thousands of trial decisions on a small cluster, each a MILP) is left to
+        # the batch decided in the order they choose
+        self.options = replace(options, explain=False, exact=0)
         self.mix = mix if len(mix) > 1 else ()  # one shape strands nothing of itself
         self.mixed = False  # whether the best order was found with the mix
         self.decisions = 0  # unit decisions made by the trials so far
