@@ -18,9 +18,10 @@ from gangsched.placement.verify import verify
 from gangsched.testing.builders import GPU, cluster, group, podset
 
 # instances of bench/instances.py the search alone rejects though the MILP places them:
-# tight packing of several pod sizes over few nodes (the first), and per-node caps over
-# nodes siblings share (the second)
-MISSED = (110247, 110433)
+# tight packing of several pod sizes over few nodes (the first), per-node caps over nodes
+# siblings share (the second), and one whose MILP HiGHS's presolve wrongly calls
+# infeasible (the third: the verdict is checked again without presolve)
+MISSED = (110247, 110433, 70819)
 SEARCH_ALONE = Options(exact=0)
 
 

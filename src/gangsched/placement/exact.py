@@ -371,15 +371,13 @@ def _assignments(model: _Model, x: np.ndarray, state: ClusterState) -> dict[str,
 
 def solve(
     unit: TreeNode, state: ClusterState, *, time_limit: float = 10.0, maximize: bool = True,
-    node_limit: int | None = None, confirm: bool = True,
+    node_limit: int | None = None,
 ) -> ExactResult:
     """Decide ``unit`` exactly on ``state.free``: feasibility, fewest and most pods.
 
     ``time_limit`` applies to each phase, and so does ``node_limit`` (branch-and-bound
     nodes, a bound that does not depend on the machine's speed). With ``maximize=False``
-    only phase 1 runs (``max_pods`` stays None). ``confirm=False``: an infeasible verdict
-    is not checked again without presolve (for a caller that only looks for a placement).
-    The state is not modified.
+    only phase 1 runs (``max_pods`` stays None). The state is not modified.
     """
     t0 = time.perf_counter()
     model = build(unit, state)
@@ -409,7 +407,7 @@ def solve(
         )
 
     first = _run(model, 1.0, time_limit, node_limit=node_limit)
-    if first.status == 4 or (first.status == 2 and confirm):
+    if first.status in (2, 4):
         # HiGHS's presolve can wrongly report infeasibility (seen with scipy 1.17 on
         # models whose solutions verify) or fail with a "solve error"; such verdicts
         # are confirmed without it

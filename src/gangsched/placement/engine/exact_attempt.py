@@ -58,7 +58,7 @@ def solved(unit: TreeNode, facts: Facts, opts: Options) -> ExactResult | None:
     from gangsched.placement.exact import solve  # scipy's solver: loaded when first asked
 
     got = solve(unit, state, time_limit=TIME_LIMIT, maximize=False,
-                node_limit=opts.exact_nodes, confirm=False)
+                node_limit=opts.exact_nodes)
     if not got.feasible or not got.assignments or verify(unit, state, got.assignments):
         return None
     return got
