@@ -34,6 +34,7 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+import threading
 import time
 from collections.abc import Hashable, Iterator
 from contextlib import contextmanager, suppress
@@ -315,6 +316,9 @@ def _flush_c_stdio() -> None:
         ctypes.CDLL(None).fflush(None)
 
 
+_STDOUT = threading.Lock()  # one redirection of file descriptor 1 at a time
+
+
 @contextmanager
 def _quiet_stdout() -> Iterator[None]:
     """HiGHS now and then prints debug lines straight to file descriptor 1, past
@@ -345,7 +349,7 @@ def _run(
         if model.a is not None
         else []
     )
-    with _quiet_stdout():
+    with _STDOUT, _quiet_stdout():  # serialized: each saves and restores descriptor 1
         return milp(
             sign * model.c_pods,
             integrality=model.integrality,
