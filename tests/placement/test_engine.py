@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -17,6 +19,7 @@ from gangsched.cluster.state import ClusterState
 from gangsched.gang import Constraint, Group
 from gangsched.placement import Decision, Options, place
 from gangsched.placement.engine.trace import SearchLog, recording
+from gangsched.placement.verify import verify
 from gangsched.testing.builders import (
     BLOCK,
     GPU,
@@ -536,3 +539,15 @@ def test_every_attempt_leaves_the_state_holding_exactly_the_decided_pods(opts: O
                         for r, a in zip(shape.index, shape.amount, strict=True):
                             want[r, index[d.assignments[pod]]] += a
         assert ((before.free - state.free) == want).all(), seed
+
+
+def test_a_group_cap_holds_for_sets_whose_paths_do_not_nest_under_it() -> None:
+    # a tree's paths are names, not a hierarchy the engine may rely on: the group's cap
+    # covers its sets by what they are, whatever their paths
+    state = flat(1)
+    a = replace(podset("a", 1, gpu=1, min_pods=0), path="x62")
+    b = replace(podset("b", 1, gpu=1, min_pods=0), path="x43")
+    unit = replace(group("job", [a, b], min_groups=0), path="x21", max_pods_per_node=1)
+    d = place(unit, state, commit=False)
+    assert d.admitted and len(d.assignments) == 1
+    assert verify(unit, state, d.assignments) == []

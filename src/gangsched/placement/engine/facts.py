@@ -45,7 +45,8 @@ from gangsched.gang import (
 
 _COMMON = frozenset({"cpu", "memory", "ephemeral-storage", "pods"})
 
-GroupCaps = tuple[tuple[str, int, Group], ...]  # (path prefix, per-node cap, group) above a set
+# (the paths of the group's pod sets, its per-node cap, the group), for each group above a set
+GroupCaps = tuple[tuple[frozenset[str], int, Group], ...]
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,9 @@ def _group_caps(node: TreeNode, caps: GroupCaps, out: dict[str, GroupCaps]) -> N
             out[node.path] = caps
         return
     if node.max_pods_per_node is not None:
-        caps = (*caps, (node.path + "/", node.max_pods_per_node, node))
+        # by the sets' own paths, not a path prefix: a tree's paths need not nest
+        caps = (*caps, (frozenset(ps.path for ps in podsets(node)), node.max_pods_per_node,
+                        node))
     for child in node.children:
         _group_caps(child, caps, out)
 

@@ -64,8 +64,8 @@ class Pods:
             if ps.held_per_node:
                 f -= facts.held(ps)[lo:hi]
             np.maximum(f, 0, out=f)
-        for prefix, cap, group in facts.group_caps.get(ps.path, ()):
-            used = self._pods_under(prefix, lo, hi)
+        for paths, cap, group in facts.group_caps.get(ps.path, ()):
+            used = self._pods_of(paths, lo, hi)
             if group.held_per_node:
                 used += facts.held(group)[lo:hi]
             f = np.minimum(f, np.maximum(cap - used, 0))
@@ -119,11 +119,11 @@ class Pods:
             pref = stranded if pref is None else pref + stranded
         return pref
 
-    def _pods_under(self, prefix: str, lo: int, hi: int) -> np.ndarray:
-        """Pods of this decision under the group path ``prefix`` on each node of [lo, hi)."""
+    def _pods_of(self, paths: frozenset[str], lo: int, hi: int) -> np.ndarray:
+        """Pods of this decision of the sets ``paths`` on each node of [lo, hi)."""
         used = np.zeros(hi - lo, dtype=np.int64)
         for ch in self.txn.log:
-            if isinstance(ch.tag, str) and ch.tag.startswith(prefix):
+            if ch.tag in paths:
                 inside = (ch.nodes >= lo) & (ch.nodes < hi)
                 np.add.at(used, ch.nodes[inside] - lo, ch.counts[inside])
         return used
