@@ -153,3 +153,44 @@ def test_composite_pod_group_on_rack_labels(run: Run, tmp_path: Path) -> None:
     assert w["status"] == "Admitted"
     rack_of = {f"node-{i}": f"rack-{i // 100}" for i in range(300)}
     assert len({rack_of[p["node"]] for p in w["pods"]}) == 1  # 3,000 pods, 4,000 per rack
+
+
+def test_volcano_tiers_count_the_levels_given_by_the_topology_option(
+        run: Run, tmp_path: Path) -> None:
+    # no HyperNodes: a networkTopology's tiers count the cluster's levels from the
+    # narrowest, and with --topology those are its levels (tier 1: example.com/rack)
+    keys = ("topology.kubernetes.io/zone", "example.com/block", "example.com/rack")
+    nodes = [{"apiVersion": "v1", "kind": "Node",
+              "metadata": {"name": f"n{i}", "labels": {keys[0]: "z0", keys[1]: "b0",
+                                                       keys[2]: f"b0-r{i}"}},
+              "status": {"allocatable": {"cpu": "64", "memory": "256Gi",
+                                         "nvidia.com/gpu": "8", "pods": "110"}}}
+             for i in range(2)]
+    cluster = write(tmp_path / "nodes.yaml", nodes)
+
+    def gang(tier: int) -> list[dict[str, Any]]:
+        name = f"train-{tier}"
+        return [{"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+                 "metadata": {"name": name, "namespace": "default"},
+                 "spec": {"minMember": 2, "networkTopology": {
+                     "mode": "hard", "highestTierAllowed": tier}}}] + [
+            {"apiVersion": "v1", "kind": "Pod",
+             "metadata": {"name": f"{name}-{i}", "namespace": "default",
+                          "annotations": {"scheduling.k8s.io/group-name": name}},
+             "spec": {"schedulerName": "volcano", "containers": [{
+                 "name": "m", "image": "x",
+                 "resources": {"requests": {"nvidia.com/gpu": "8"}}}]}}
+            for i in range(2)]
+
+    option = ("--topology", ",".join(keys))
+    one = write(tmp_path / "rack.yaml", gang(1))
+    result = run("place", cluster, one, *option, "-o", "json")
+    (w,) = json.loads(result.stdout)["workloads"]
+    assert result.exit_code == 3 and w["status"] == "Rejected"  # one 8-GPU node a rack
+    assert "inside one rack" in w["reason"]
+    assert "ignored" not in result.stderr
+    two = write(tmp_path / "block.yaml", gang(2))
+    result = run("place", cluster, two, *option, "-o", "json")
+    assert result.exit_code == 0, result.output  # tier 2: the block holds both
+    result = run("validate", cluster, one, *option)
+    assert result.exit_code == 0, result.output

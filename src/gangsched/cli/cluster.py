@@ -348,7 +348,8 @@ def show(
     workloads in the inputs constrain on placed where they nest."""
     from gangsched.cli.place import load_plan, plan_state
 
-    _, plan = load_plan(input_files(paths, files, recursive), ignore_unknown)
+    _, plan = load_plan(input_files(paths, files, recursive), ignore_unknown,
+                        topology=topology)
     state = plan_state(plan, topology)
     stats = _stats(state)
     shown = len(stats.levels) if depth is None else min(depth, len(stats.levels))

@@ -84,6 +84,7 @@ AllowRejectedOption = Annotated[bool, typer.Option(
     "otherwise).")]
 
 REJECTED_EXIT = 3
+TOPOLOGY_OPTION = "--topology"  # where the levels come from, when from the option
 
 
 def plan_levels(plan: Plan, topology_option: str | None) -> tuple[list[str] | None, str]:
@@ -93,8 +94,16 @@ def plan_levels(plan: Plan, topology_option: str | None) -> tuple[list[str] | No
     if plan.levels is not None:
         return list(plan.levels), plan.levels_source
     if topology_option is not None:
-        return parse_topology_option(topology_option), "--topology"
+        return parse_topology_option(topology_option), TOPOLOGY_OPTION
     return None, "well-known node labels"
+
+
+def topology_into(inputs: Inputs, topology_option: str | None) -> None:
+    """Give the inputs the levels of --topology when no object of theirs fixes levels, so
+    the front-ends see them too (a Volcano networkTopology's tiers count these levels)."""
+    if topology_option is not None and inputs.topology_levels is None:
+        inputs.topology_levels = parse_topology_option(topology_option)
+        inputs.topology_source = TOPOLOGY_OPTION
 
 
 def plan_chain(plan: Plan, topology_option: str | None) -> list[str]:
@@ -103,7 +112,8 @@ def plan_chain(plan: Plan, topology_option: str | None) -> list[str]:
     from gangsched.cluster.topology import derive_levels
     from gangsched.gang import constraint_keys
 
-    if plan.levels is not None and topology_option is not None:
+    if (plan.levels is not None and topology_option is not None
+            and plan.levels_source != TOPOLOGY_OPTION):
         warn("--topology ignored: the inputs define the topology")
     keys = constraint_keys(w.tree for w in plan.workloads)
     return derive_levels(plan.nodes, keys, plan_levels(plan, topology_option)[0])
@@ -132,13 +142,15 @@ class Placed:
 
 
 def load_plan(files: list[Path], ignore_unknown: bool = False,
-              validate: str | None = None) -> tuple[Inputs, Plan]:
+              validate: str | None = None, topology: str | None = None
+              ) -> tuple[Inputs, Plan]:
     """Load the inputs and assemble what every front-end builds of them (the workloads,
-    the nodes with the labels HyperNodes give them, the levels the inputs fix), printing
-    the warnings."""
+    the nodes with the labels HyperNodes give them, the levels the inputs fix, else
+    ``topology``'s), printing the warnings."""
     from gangsched.frontends import assemble
 
     inputs = load_inputs(files, ignore_unknown, validate_mode(validate))
+    topology_into(inputs, topology)
     plan = assemble(inputs)
     for message in plan.warnings[len(inputs.warnings):]:
         warn(message)
@@ -150,7 +162,7 @@ def run_place(files: list[Path], scope: Scope, topology: str | None = None,
     """Load, assemble, keep the workloads in scope and place them as one batch."""
     from gangsched.batch import place_plan
 
-    inputs, plan = load_plan(files, ignore_unknown, validate)
+    inputs, plan = load_plan(files, ignore_unknown, validate, topology)
     if not scope.everything:
         scope.index(inputs)
         plan = dataclasses.replace(plan, workloads=scope.workloads(plan.workloads))

@@ -25,7 +25,7 @@ from gangsched.cli.common import (
     validate_mode,
     warn,
 )
-from gangsched.cli.place import plan_chain
+from gangsched.cli.place import plan_chain, topology_into
 from gangsched.cli.select import Scope
 
 if TYPE_CHECKING:
@@ -43,6 +43,7 @@ def problems(files: list[Path], ignore_unknown: bool, topology: str | None,
 
     found: list[InputError] = []
     inputs = load(files, ignore_unknown=ignore_unknown, errors=found, validate=validate_fields)
+    topology_into(inputs, topology)  # as place: the front-ends see --topology's levels
     for message in inputs.warnings:
         warn(message)
     scope = scope or Scope()
