@@ -450,8 +450,11 @@ def grow_extras(admitted: list[tuple[WorkloadOutcome, TreeNode, dict[str, dict[s
                 d = place(target, state, exact)
             if d.admitted and d.assignments:
                 _grown(out, sets, unit, d)
-    for out, unit, sets in admitted:  # a unit with nothing required that placed nothing
-        if minimum_pods(unit) == 0 and not any(sets.values()) and unit.size:
+    # a unit with nothing required that placed nothing, in a workload that placed no pod
+    # at all (a basic group's pods are independent: those that fit are its placement)
+    for out, unit, sets in admitted:
+        if minimum_pods(unit) == 0 and not any(sets.values()) and unit.size \
+                and not out.pods:
             d = last.get(unit.path) or place(unit, state, opts, commit=False)
             out.admitted = False
             out.reason = out.reason or d.reason or f"{unit.name}: no pod fits"

@@ -265,3 +265,43 @@ def test_pods_asking_for_ephemeral_storage_fit_the_example_cluster_and_generated
         assert result.exit_code == 0, result.output
         [w] = json.loads(result.stdout)["workloads"]
         assert w["status"] == "Admitted" and len({p["node"] for p in w["pods"]}) == 2
+
+
+BASIC_NODE = """apiVersion: v1
+kind: Node
+metadata: {name: n0, labels: {kubernetes.io/hostname: n0}}
+status: {allocatable: {cpu: '8', memory: 64Gi, pods: '110'}}
+"""
+
+
+def basic_group(cpus: tuple[str, ...]) -> str:
+    docs = ["""apiVersion: scheduling.k8s.io/v1beta1
+kind: PodGroup
+metadata: {name: g, namespace: default}
+spec: {schedulingPolicy: {basic: {}}}
+"""]
+    docs += [f"""apiVersion: v1
+kind: Pod
+metadata: {{name: g-{i}, namespace: default}}
+spec:
+  schedulerName: gangsched
+  schedulingGroup: {{podGroupName: g}}
+  containers: [{{name: m, image: x, resources: {{requests: {{cpu: '{cpu}'}}}}}}]
+""" for i, cpu in enumerate(cpus)]
+    return "---\n".join(docs)
+
+
+@pytest.mark.parametrize(("cpus", "status", "placed"), [
+    (("4", "16"), "Admitted", 1),  # independent pods: the one that fits is placed
+    (("16", "16"), "Rejected", 0),  # none fits
+], ids=["one-fits", "none-fits"])
+def test_a_basic_pod_group_is_admitted_with_the_pods_that_fit(
+        run: Run, tmp_path: Path, cpus: tuple[str, ...], status: str, placed: int) -> None:
+    (tmp_path / "node.yaml").write_text(BASIC_NODE)
+    (tmp_path / "work.yaml").write_text(basic_group(cpus))
+    result = run("place", tmp_path / "node.yaml", tmp_path / "work.yaml", "-o", "json")
+    (w,) = json.loads(result.stdout)["workloads"]
+    assert w["status"] == status, w
+    assert sum(p["node"] is not None for p in w["pods"]) == placed
+    assert result.exit_code == (0 if status == "Admitted" else 3)
+    assert ("reason" in w) == (status == "Rejected")
