@@ -499,7 +499,8 @@ def _count(node: TreeNode, sets: dict[str, dict[str, str]],
         return n, n >= node.min_pods
     kids = [_count(c, sets, out) for c in node.children]
     placed = sum(n for n, _ in kids)
-    sat = sum(1 for n, ok in kids if ok and n)
+    sat = sum(1 for _, ok in kids if ok)  # as the verifier: a child whose minimum is 0
+    # is satisfied with no pod (a Kthena role with minRoleReplicas 0)
     ok = sat >= node.min_groups and placed >= node.min_pods
     out[node.path] = (placed, sat, ok)
     return placed, ok
