@@ -202,3 +202,41 @@ def test_dry_runs_leave_claims_alone() -> None:
     place(group("x", [lws_group(f"x/g{i}", pods=1) for i in range(5)]), state)
     assert state.claims == before
     assert np.array_equal(state.free, free)
+
+
+def optional_owner(name: str, min_pods: int = 0, key: str = RACK) -> Group:
+    """An owner whose minimum may be no pod: it holds no rack until it has pods."""
+    return group(name, [podset(f"{name}/p", 1, gpu=4, min_pods=min_pods)], min_groups=0,
+                 topology=own(key))
+
+
+def one_rack() -> ClusterState:
+    """One rack of one host: room for two pods, one owner."""
+    return cluster((("zone", 1), ("block", 1), ("rack", 1), ("host", 1)))
+
+
+@pytest.mark.parametrize("mins", [(0, 0), (1, 0), (0, 1)])
+def test_owners_grown_as_extras_keep_out_of_a_rack_a_sibling_took(mins: tuple[int, int]) -> None:
+    # each owner's minimum may be empty, so it holds nothing when the minimum is placed;
+    # growing it afterwards must still respect the rack its sibling took
+    state = one_rack()
+    unit = group("job", [optional_owner("job/a", mins[0]), optional_owner("job/b", mins[1])],
+                 min_groups=2)
+    validate(unit, state.topology.keys)
+    before = state.snapshot()
+    d = place(unit, state)
+    assert d.admitted, d.reason
+    assert verify(unit, before, d.assignments) == []
+    assert len(d.assignments) == 1  # the rack has one owner, whichever it is
+
+
+def test_a_pod_count_reached_through_two_owners_of_one_rack_is_rejected() -> None:
+    # two pods are needed, each can only come from a different owner, and there is one rack
+    state = one_rack()
+    inner = group("job/c", [optional_owner("job/c/a"), optional_owner("job/c/b")], min_groups=2)
+    unit = group("job", [inner], min_groups=0, min_pods=2)
+    validate(unit, state.topology.keys)
+    assert solve(unit, state, time_limit=5.0, maximize=False).status == "infeasible"
+    d = place(unit, state)
+    assert not d.admitted
+    assert not any(state.claims.values())

@@ -422,7 +422,8 @@ def blocking_chain(search: Search, root: TreeNode) -> list[TreeNode]:
     start = txn.mark()
     chain: list[TreeNode] = []
     node = root
-    while isinstance(node, Group):
+    while isinstance(node, Group) and node.path not in search.notes.held_out:
+        # (an owner kept out of held domains: its own children fit nowhere else either)
         order = [c for _, c in sorted(
             (order_of(c, i), c) for i, c in enumerate(node.children))]
         culprit = next((c for c in order if not fits_alone(search, c)), None)

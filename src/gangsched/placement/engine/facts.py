@@ -30,7 +30,7 @@ import numpy as np
 
 from gangsched.api.types import NodeRequirements
 from gangsched.cluster.state import ClusterState, Held, Shape
-from gangsched.cluster.topology import Level
+from gangsched.cluster.topology import HOSTNAME, Level
 from gangsched.gang import (
     Claim,
     Constraint,
@@ -124,6 +124,30 @@ class Facts:
                     per[v] = per.get(v, 0) + n
             out.extend((exclusive, key, v, owner, n) for v, n in per.items())
         return tuple(out)
+
+    def barred(self, ps: PodSet, lo: int, hi: int) -> np.ndarray | None:
+        """Nodes of [lo, hi) that pods of ``ps`` may not use because another owner of one
+        of its exclusive sets holds their domain (True: barred); None when none is. Pods
+        are checked one by one, not only domains: an owner placed with no pods holds
+        nothing, so a sibling owner may take its domain before it grows there."""
+        claims = self.claims.get(ps.path)
+        if not claims:
+            return None
+        out: np.ndarray | None = None
+        topo = self.topo
+        for exclusive, key, owner in claims:
+            held = self.state.held_by_others(exclusive, key, owner)
+            if not held:
+                continue
+            if key == HOSTNAME and key not in topo.keys:  # a node's domain is its name
+                values = [x.name for x in topo.nodes[lo:hi]]
+                bad = np.fromiter((v in held for v in values), dtype=bool, count=hi - lo)
+            else:
+                xl = topo.cross(key)
+                codes = [d for d, v in enumerate(xl.values) if v in held]
+                bad = np.isin(xl.node_domain[lo:hi], codes)
+            out = bad if out is None else out | bad
+        return out
 
     def exclusive(self, node: TreeNode) -> list[Constraint]:
         """The node's exclusive constraints (it owns its domain of their keys)."""

@@ -69,6 +69,10 @@ class Pods:
             if group.held_per_node:
                 used += facts.held(group)[lo:hi]
             f = np.minimum(f, np.maximum(cap - used, 0))
+        if facts.claims:
+            barred = facts.barred(ps, lo, hi)
+            if barred is not None:
+                f = np.where(barred, 0, f)
         nz = np.flatnonzero(f)
         if len(nz) == 0:
             return 0
