@@ -114,6 +114,21 @@ def test_nodes_lacking_the_label_are_not_candidates() -> None:
     assert not place(three, state).admitted
 
 
+@pytest.mark.parametrize("as_group", [True, False])
+def test_a_gang_of_no_minimum_takes_the_crossing_domain_with_room(as_group: bool) -> None:
+    # five pods, none required: the plane with room for two, not the one with none
+    nodes = [node("a", {PLANE: "p0"}, gpu=4), node("b", {PLANE: "p1"}, gpu=16)]
+    state = ClusterState.from_nodes(nodes, [])  # no levels: the plane is a crossing key
+    assert not state.topology.nested(PLANE)
+    ps = podset("g/w", 5, gpu=8, min_pods=0, topology=() if as_group else (Constraint(PLANE),))
+    unit = group("g", [ps], topology=(Constraint(PLANE),)) if as_group else ps
+    before = state.snapshot()
+    d = place(unit, state)
+    assert d.admitted, d.reason
+    assert set(d.assignments.values()) == {"b"} and len(d.assignments) == 2
+    assert verify(unit, before, d.assignments) == []
+
+
 # -- against the exact solver ------------------------------------------------------------
 
 RELABEL = {BLOCK: "example.com/block", RACK: TAS_RACK}

@@ -22,11 +22,11 @@ import numpy as np
 from gangsched.api.errors import InputError
 from gangsched.api.types import Node, NodeRequirements, Pod
 from gangsched.cluster.topology import (
-    HOSTNAME,
     Level,
     Topology,
     build_topology,
     derive_levels,
+    domain_of,
 )
 from gangsched.gang import Claim, TreeNode, claims_of, podsets
 
@@ -143,12 +143,8 @@ class ClusterState:
     # -- exclusive domains --------------------------------------------------------------
 
     def domain_value(self, j: int, key: str) -> str | None:
-        """Node ``j``'s domain of ``key`` (its name for the hostname key when that is not
-        a level; None when it lacks the label)."""
-        nd = self.topology.nodes[j]
-        if key == HOSTNAME and key not in self.topology.keys:
-            return nd.name
-        return nd.labels.get(key)
+        """Node ``j``'s domain of ``key`` (:func:`~.topology.domain_of`)."""
+        return domain_of(self.topology.nodes[j], key, self.topology.keys)
 
     def hold(self, held: Iterable[Held], sign: int = 1) -> None:
         """Add (``sign`` 1) or remove (-1) pods of owners holding exclusive domains."""

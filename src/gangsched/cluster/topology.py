@@ -206,6 +206,15 @@ def infer_levels(nodes: Sequence[Node]) -> list[str]:
     return [k for k in WELL_KNOWN_LEVELS if any(k in n.labels for n in nodes)]
 
 
+def domain_of(node: Node, key: str, levels: Sequence[str]) -> str | None:
+    """The node's domain of a topology key: its label (None: it lacks it). Every node is
+    a host: for ``kubernetes.io/hostname`` its name, or, when hostname is one of the
+    ``levels``, its hostname label when it has one."""
+    if key == HOSTNAME:
+        return (node.labels.get(key) or node.name) if key in levels else node.name
+    return node.labels.get(key)
+
+
 def label_codes(nodes: Sequence[Node], key: str) -> tuple[np.ndarray, list[str]]:
     """Per node, the index of its ``key`` label value (-1 when it lacks the label), and
     the distinct values in sorted order. The hostname key falls back to the node name."""
@@ -325,14 +334,15 @@ def build_topology(nodes: Sequence[Node], levels: Sequence[str]) -> Topology:
 
     def sort_key(n: Node) -> tuple[str, ...]:
         path: list[str] = []
-        missing = False
         for k in keys:
             if k == HOSTNAME:  # every node is a host, whatever labels it lacks
                 path.append(n.labels.get(k) or n.name)
                 continue
+            # a node lacking a wider label still has its narrower domains (a rack below
+            # no block): valid for a constraint on their key, kept apart from the domains
+            # below a real one, and out of reach of a constraint on the missing key
             v = n.labels.get(k)
-            missing = missing or v is None
-            path.append(_MISSING if missing else str(v))
+            path.append(_MISSING if v is None else str(v))
         return (*path, n.name)
 
     ordered = sorted(nodes, key=sort_key)

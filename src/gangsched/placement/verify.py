@@ -18,8 +18,8 @@ Rules (the engine's contract):
 - every tree node with placed pods is satisfied (extras are all-or-nothing per child), and
   the root is satisfied;
 - a required constraint on key K: all the subtree's pods on nodes sharing one value of K;
-  nodes lacking K cannot host them. ``kubernetes.io/hostname`` that is not a topology
-  level means one node;
+  nodes lacking K cannot host them. Every node is a host: ``kubernetes.io/hostname``
+  means one node (its hostname label when hostname is a level, else its name);
 - an exclusive constraint (set S on key K): the owner's pods are in no domain of K that
   another owner of S holds, in ``state_before`` or in this placement.
 """
@@ -33,7 +33,7 @@ import numpy as np
 
 from gangsched.api.types import Node as ClusterNode
 from gangsched.cluster.state import ClusterState
-from gangsched.cluster.topology import HOSTNAME
+from gangsched.cluster.topology import domain_of
 from gangsched.gang import Group, PodSet, TreeNode, podsets, walk
 
 
@@ -43,9 +43,7 @@ def _beside(held: int) -> str:
 
 def domain_value(state: ClusterState, node: ClusterNode, key: str) -> str | None:
     """The domain of ``node`` for a topology key (None: the node lacks the label)."""
-    if key == HOSTNAME and key not in state.topology.keys:
-        return node.name
-    return node.labels.get(key)
+    return domain_of(node, key, state.topology.keys)
 
 
 def verify(

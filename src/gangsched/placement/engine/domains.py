@@ -214,7 +214,7 @@ class Domains:
 
     def nested(
         self, node: TreeNode, level: Level | None, lo: int, hi: int,
-        within: Level | None = None, sel: np.ndarray | None = None,
+        within: tuple[Level, ...] = (), sel: np.ndarray | None = None,
     ) -> tuple[Candidates, Seen]:
         """Domains of ``level`` inside [lo, hi) that pass the capacity bound, best first,
         and what was seen (to explain a failure later)."""
@@ -239,9 +239,9 @@ class Domains:
         if not whole:  # the scope cuts through domains: clip them to it
             starts, ends = np.maximum(starts, lo), np.minimum(ends, hi)
         valid = level.valid[d0:d1]
+        for lv in within:  # required levels wider than this one: a node may lack them
+            valid = valid & lv.valid[lv.node_domain[starts]]
         ok_mask = valid.copy()
-        if within is not None:  # a preferred level narrower than the required one
-            ok_mask &= within.valid[within.node_domain[starts]]
 
         def sums_of(dem: Demand) -> np.ndarray:
             if whole and sel is None:
@@ -452,9 +452,15 @@ class Domains:
             if i == 0:
                 main_sum = sums
             feasible &= sums >= dem.count
+        # order by the main shape: of the minimum, else of what is asked (a minimum of
+        # no pod still wants its extras in the domain with the most room for them)
+        main = dems[0] if dems else next(iter(self.facts.desired(node)), None)
+        if main is not None and main_sum is None:
+            cap = self.state.capacity(main.shape, main.req)[lo:hi]
+            main_sum = np.bincount(codes[ok], weights=cap[ok], minlength=size)
         ids = np.flatnonzero(feasible)
-        if main_sum is not None and len(ids) > 1 and self.fit_order:
-            slack = np.minimum(main_sum[ids] - dems[0].count, float(BIG))
+        if main is not None and main_sum is not None and len(ids) > 1 and self.fit_order:
+            slack = np.minimum(main_sum[ids] - (main.count if dems else 0), float(BIG))
             room = np.minimum(slack, self.facts.want(node))
             ids = ids[np.lexsort((slack, -room))]
         return Crossing(xl, codes, ok, ids.tolist(), main_sum)

@@ -166,8 +166,18 @@ class Notes:
             if self._held_everywhere(node, con, values, held, whole):
                 return True
         if not wider:
-            self.text[node.path] = f"{node.name}: needs {self.need_text(node)}; no domain"
+            self.text[node.path] = f"{node.name}: needs {self.need_text(node)}; " + (
+                self._unlabelled(node, seen) or "no domain")
         return False
+
+    def _unlabelled(self, node: TreeNode, seen: list[Seen]) -> str | None:
+        """When no node of any tier seen carries every label the node requires, say so."""
+        if not seen or any(t.valid is None or t.valid.any() for t in seen):
+            return None
+        keys = [lv.key for lv in self.facts.required_levels(node)]
+        if len(keys) == 1:
+            return f"no node here carries label {keys[0]}"
+        return f"no node here carries all of the labels it requires ({', '.join(keys)})"
 
     def _scope(self, seen: list[Seen]) -> tuple[int, int, np.ndarray | None]:
         """The node's scope as its first tier saw it (none seen: the whole cluster)."""

@@ -91,6 +91,7 @@ class Facts:
         self._simple: dict[int, bool] = {}
         self._spread: dict[int, int] = {}
         self._required: dict[int, str | None] = {}
+        self._required_levels: dict[int, tuple[Level, ...]] = {}
         self._cross: dict[int, Constraint | None] = {}
         self._held: dict[int, np.ndarray] = {}
         self._stripped: dict[tuple[int, Constraint], TreeNode] = {}
@@ -332,6 +333,19 @@ class Facts:
         else:
             out = max(keys, key=lambda k: topo.rank(k) or 0)
         self._required[key] = out
+        return out
+
+    def required_levels(self, node: TreeNode) -> tuple[Level, ...]:
+        """The levels of every required key of the chain on the node, narrowest first.
+        The narrowest one's domains nest in one domain of each wider one, but a node
+        may lack a wider label: its domains are out of reach (see Domains.nested)."""
+        out = self._required_levels.get(id(node))
+        if out is None:
+            topo = self.topo
+            levels = [lv for c in node.topology if c.mode == "required" and topo.nested(c.key)
+                      if (lv := topo.level_for(c.key)) is not None]
+            out = tuple(sorted(levels, key=lambda lv: -(topo.rank(lv.key) or 0)))
+            self._required_levels[id(node)] = out
         return out
 
     def narrowness(self, node: TreeNode) -> int:

@@ -118,10 +118,10 @@ class Search:
                 if lo >= hi:
                     self.notes.pinned_outside(node, con)
                     return
-        req = facts.required(node)
-        req_level = facts.topo.level_for(req) if req is not None else None
+        required = facts.required_levels(node)
         for level in self.domains.tiers(node):
-            within = req_level if level is not None and level is not req_level else None
+            # a domain narrower than the required ones lies in a valid domain of each
+            within = () if level is None else tuple(lv for lv in required if lv is not level)
             cands, tier = self.domains.nested(node, level, lo, hi, within, sel)
             seen.append(tier)
             if cands and self.facts.claims:
