@@ -114,13 +114,17 @@ def group_dict(g: GroupOutcome) -> dict[str, Any]:
 
 
 def check_trees(plan: Plan, levels: list[str]) -> None:
-    """Validate every ready tree; the first problem is raised naming its workload."""
+    """Validate every ready tree against the cluster's levels. A tree they make invalid
+    (a child's required key wider than its parent's in this cluster's chain) is that
+    workload's problem: it is marked invalid and not placed, the others are."""
     for w in plan.ready:
         assert w.tree is not None
         try:
             validate(w.tree, levels)
         except ValidationError as e:
-            raise ValidationError(f"{w.kind}/{w.name}: {e}") from None
+            where = f"{w.source}: " if w.source else ""
+            w.invalid = f"{where}{w.kind}/{w.name}: {e}"
+            w.waiting = f"invalid: {e}"
 
 
 def place_plan(
@@ -404,6 +408,7 @@ def decide(w: Workload, state: ClusterState, options: Options
                                waiting=True, total_pods=len(w.pods)), []
     out = WorkloadOutcome(w.name, w.kind, True, total_pods=w.tree.size)
     placed: list[tuple[TreeNode, dict[str, dict[str, str]]]] = []
+    failed: list[str] = []
     for unit in scheduling_units(w.tree):
         if not options.extras and minimum_pods(unit) == 0:
             placed.append((unit, _sets(unit, {})))  # nothing required: with the extras
@@ -415,10 +420,15 @@ def decide(w: Workload, state: ClusterState, options: Options
         if d.admitted:
             out.pods.update(d.assignments)
             placed.append((unit, _sets(unit, d.assignments)))
-        elif out.admitted:
-            out.admitted, out.reason = False, d.reason
-    if not out.admitted:
-        placed = []  # another unit of the workload failed: its extras wait with it
+        else:
+            failed.append(d.reason)
+    if failed:
+        # the units of a basic root are independent (replicas of a ModelServing whose
+        # roles require none): those placed keep their nodes and grow their extras, and
+        # the workload is admitted with them, the others' reasons kept; with none placed
+        # it is rejected
+        out.reason = "; ".join(failed)
+        out.admitted = bool(placed)  # (a unit of no minimum is placed with the extras)
     return out, placed
 
 

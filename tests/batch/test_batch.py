@@ -244,3 +244,22 @@ def test_a_workload_whose_owner_already_holds_a_rack_is_not_taken_for_a_fresh_on
     assert _signature(a, set()) == _signature(b, set()) is not None
     assert _signature(a, {"a"}) is None  # a's pods already hold a rack: a is not b
     assert _signature(b, {"a"}) is not None
+
+
+def test_independent_units_of_a_basic_root_that_fit_are_admitted_with_their_pods() -> None:
+    # a basic root (no minimum of its own): each replica is its own gang. Two fit, the
+    # third (more GPUs than any node has) does not: the workload is admitted with the two,
+    # and the reason names the one left out
+    reps = [group(f"ms/r{i}", [podset(f"ms/r{i}/pods", 2, gpu=4)]) for i in range(2)]
+    big = group("ms/big", [podset("ms/big/pods", 1, gpu=16)])
+    root = Group("ms", "ms", [*reps, big], min_groups=0)
+    p, state = plan(root)
+    (out,) = place_plan(p, state)
+    assert out.admitted
+    assert len(out.pods) == 4 and all(k.startswith("default/ms-r") for k in out.pods)
+    assert "16 nvidia.com/gpu" in out.reason
+    # when none of them fits, the workload is rejected and holds nothing
+    p, state = plan(Group("ms", "ms", [big], min_groups=0))
+    free = state.free.copy()
+    (out,) = place_plan(p, state)
+    assert not out.admitted and not out.pods and (state.free == free).all()

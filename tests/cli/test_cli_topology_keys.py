@@ -194,3 +194,90 @@ def test_volcano_tiers_count_the_levels_given_by_the_topology_option(
     assert result.exit_code == 0, result.output  # tier 2: the block holds both
     result = run("validate", cluster, one, *option)
     assert result.exit_code == 0, result.output
+
+
+def zone_block_cpg(name: str) -> list[dict[str, Any]]:
+    """A CompositePodGroup held to one zone, its one PodGroup to one example.com/block."""
+    zone, block = "topology.kubernetes.io/zone", "example.com/block"
+    gang = {"gang": {"minCount": 2}}
+    docs: list[dict[str, Any]] = [{
+        "apiVersion": "scheduling.k8s.io/v1alpha3", "kind": "Workload",
+        "metadata": {"name": f"{name}-wl", "namespace": "ns"},
+        "spec": {"compositePodGroupTemplates": [{
+            "name": "comp", "schedulingPolicy": {"gang": {"minGroupCount": 1}},
+            "schedulingConstraints": {"topology": [{"key": zone}]},
+            "podGroupTemplates": [{"name": "t0", "schedulingPolicy": gang,
+                                   "schedulingConstraints": {"topology": [{"key": block}]}}],
+        }]},
+    }, {
+        "apiVersion": "scheduling.k8s.io/v1alpha3", "kind": "CompositePodGroup",
+        "metadata": {"name": name, "namespace": "ns"},
+        "spec": {"workloadRef": {"workloadName": f"{name}-wl", "templateName": "comp"},
+                 "schedulingPolicy": {"gang": {"minGroupCount": 1}},
+                 "schedulingConstraints": {"topology": [{"key": zone}]}},
+    }, {
+        "apiVersion": "scheduling.k8s.io/v1alpha3", "kind": "PodGroup",
+        "metadata": {"name": f"{name}-c0", "namespace": "ns"},
+        "spec": {"parentCompositePodGroupName": name,
+                 "workloadRef": {"workloadName": f"{name}-wl", "templateName": "t0"},
+                 "schedulingPolicy": gang,
+                 "schedulingConstraints": {"topology": [{"key": block}]}},
+    }]
+    docs += [{
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"{name}-{i}", "namespace": "ns"},
+        "spec": {"schedulerName": "gangsched", "schedulingGroup": {"podGroupName": f"{name}-c0"},
+                 "containers": [{"name": "c", "image": "x",
+                                 "resources": {"requests": {"cpu": "1"}}}]},
+    } for i in range(2)]
+    return docs
+
+
+def one_block_per_zone(tmp_path: Path) -> Path:
+    # each zone has one block, and n2 has a block but no zone: block still nests in zone
+    labels = [{"topology.kubernetes.io/zone": "z0", "example.com/block": "z0-b0"},
+              {"topology.kubernetes.io/zone": "z1", "example.com/block": "z1-b0"},
+              {"example.com/block": "z2-b0"}]
+    return write(tmp_path / "nodes.yaml", [{
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": f"n{i}", "labels": {"kubernetes.io/hostname": f"n{i}", **lab}},
+        "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}},
+    } for i, lab in enumerate(labels)])
+
+
+def test_a_block_nests_in_its_zone_though_a_node_lacks_the_zone_label(
+        run: Run, tmp_path: Path) -> None:
+    cluster = one_block_per_zone(tmp_path)
+    work = write(tmp_path / "cpg.yaml", zone_block_cpg("cpg"))
+    result = run("place", cluster, work, "-o", "json")
+    assert result.exit_code == 0, result.output
+    (w,) = json.loads(result.stdout)["workloads"]
+    assert w["status"] == "Admitted"
+    assert {p["node"] for p in w["pods"]} <= {"n0", "n1"}  # n2 is in no zone
+
+
+def test_a_tree_the_cluster_levels_make_invalid_is_that_workload_alone(
+        run: Run, tmp_path: Path) -> None:
+    # block b0 spans zones z0 and z1, so the derived chain puts block above zone: the
+    # child's block is wider than its parent's zone in this cluster. That workload is
+    # Invalid; the other one is still placed
+    labels = [("z0", "b0"), ("z1", "b0"), ("z2", "b1")]
+    cluster = write(tmp_path / "nodes.yaml", [{
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": f"n{i}", "labels": {
+            "kubernetes.io/hostname": f"n{i}", "topology.kubernetes.io/zone": z,
+            "example.com/block": b}},
+        "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}},
+    } for i, (z, b) in enumerate(labels)])
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "solo", "namespace": "ns"},
+           "spec": {"schedulerName": "gangsched", "containers": [
+               {"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}]}}
+    work = write(tmp_path / "work.yaml", [*zone_block_cpg("cpg"), pod])
+    result = run("place", cluster, work, "-o", "json")
+    assert result.exit_code == 1
+    status = {w["name"]: w for w in json.loads(result.stdout)["workloads"]}
+    assert status["cpg"]["status"] == "Invalid"
+    assert "wider than its parent's" in status["cpg"]["reason"]
+    assert "work.yaml[doc " in status["cpg"]["reason"]  # where it was read
+    assert status["solo"]["status"] == "Admitted"
+    assert not any(p["node"] for p in status["cpg"]["pods"])
+    assert "wider than its parent's" in result.stderr and "Traceback" not in result.output

@@ -99,7 +99,7 @@ def workload_result(w: Workload, outcome: WorkloadOutcome) -> WorkloadResult:
     elif outcome.waiting:
         status, reason = WAITING, outcome.reason
     elif outcome.admitted:
-        status, reason = ADMITTED, ""
+        status, reason = ADMITTED, outcome.reason  # independent units that did not fit
     else:
         status, reason = REJECTED, outcome.reason
     if w.tree is not None:

@@ -319,7 +319,9 @@ def derive_levels(
     for k in tried:  # the narrowest gap of the fixed chain each key fits (hostname stays last)
         mine = coded[k][0]
         for i in range(last, -1, -1):
-            if (i == 0 or nests_in(codes[i - 1], mine)) and (
+            # nodes lacking the wider label do not stop it nesting (they keep their
+            # domains of it, outside every domain of the wider level: build_topology)
+            if (i == 0 or nests_in(codes[i - 1], mine, True)) and (
                     i == len(chain) or nests_in(mine, codes[i], chain[i] == HOSTNAME)):
                 gaps.setdefault(i, []).append(k)
                 break

@@ -19,7 +19,7 @@ class Options:
     backtrack_budget: int = 256  # alternatives tried after a first choice failed deeper
     score_budget: int = 64  # dry runs spent on scoring candidates, per unit
     score_top: int = 3  # candidates dry-run per choice for scoring
-    max_dry_runs: int = 20_000  # hard cap on placement attempts per unit
+    max_dry_runs: int = 20_000  # placement attempts per unit, its attempts together
     extras: bool = True
     raise_budget: int = 16  # backtracking for each raised-minimum attempt (extras by search)
     raise_steps: tuple[float, ...] = RAISE_STEPS  # () places extras greedily after the minimum
