@@ -54,7 +54,7 @@ class Options:
     # that nothing fits): the exact MILP (exact_attempt.py), when at most this many pairs
     # of pod set and node can take a pod (0: never); its branch and bound stops after
     # ``exact_nodes`` nodes, so the decision does not depend on the machine's speed
-    exact: int = 400
+    exact: int = 1_000
     exact_nodes: int = 2_000
 
 
