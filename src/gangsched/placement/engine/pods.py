@@ -125,12 +125,15 @@ class Pods:
 
     def _pods_of(self, paths: frozenset[str], lo: int, hi: int) -> np.ndarray:
         """Pods of this decision of the sets ``paths`` on each node of [lo, hi)."""
-        used = np.zeros(hi - lo, dtype=np.int64)
-        for ch in self.txn.log:
-            if ch.tag in paths:
-                inside = (ch.nodes >= lo) & (ch.nodes < hi)
-                np.add.at(used, ch.nodes[inside] - lo, ch.counts[inside])
-        return used
+        mine = [ch for ch in self.txn.log if ch.tag in paths]
+        if not mine:
+            return np.zeros(hi - lo, dtype=np.int64)
+        nodes = np.concatenate([ch.nodes for ch in mine]) if len(mine) > 1 else mine[0].nodes
+        counts = (np.concatenate([ch.counts for ch in mine]) if len(mine) > 1
+                  else mine[0].counts)
+        inside = (nodes >= lo) & (nodes < hi)
+        return np.bincount(nodes[inside] - lo, weights=counts[inside],
+                           minlength=hi - lo).astype(np.int64)
 
 
 # below this many candidate nodes a full sort is as cheap as a partial selection
