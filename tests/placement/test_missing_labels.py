@@ -9,7 +9,7 @@ import pytest
 
 from gangsched.api.types import Node
 from gangsched.cluster.state import ClusterState
-from gangsched.gang import Constraint, PodSet, validate
+from gangsched.gang import Constraint, Group, PodSet, validate
 from gangsched.placement import place
 from gangsched.placement.engine import Options
 from gangsched.placement.exact import solve
@@ -91,3 +91,26 @@ def test_a_rack_below_no_block_takes_a_rack_gang_and_no_block_gang() -> None:
     d = place(gang(4, RACK), state)
     assert set(d.assignments.values()) == {"x0", "x1"}
     assert not agree(gang(2, BLOCK, RACK), state)  # rack rx is in no block
+
+
+def test_a_unit_of_no_minimum_searches_other_domains_for_its_first_pods() -> None:
+    # the root requires one zone and asks for no pod; its child needs two pods on one
+    # host. Zone z0 has the most room but no host that holds two; z1's one host does
+    nodes = [bare(f"a{i}", {ZONE: "z0", HOST: f"a{i}"}) for i in range(6)]
+    nodes.append(bare("b0", {ZONE: "z1", HOST: "b0"}, cpu=8000))
+    state = ClusterState.from_nodes(nodes, [ZONE])
+    # six pods asked: every raised minimum (half of them or more) fits on no host
+    pods = PodSet("p", "job/c/p", tuple(f"ns/p{i}" for i in range(6)),
+                  {"cpu": 4000, "pods": 1}, min_pods=2)
+    child = Group("c", "job/c", [pods], min_groups=0,
+                  topology=(Constraint(HOST, "required"),))
+    unit = Group("job", "job", [child], min_groups=0,
+                 topology=(Constraint(ZONE, "required"),))
+    validate(unit, state.topology.keys)
+    assert solve(unit, state, time_limit=5.0).max_pods == 2
+    # zones taken widest first (no narrowing to hosts): z0, the roomiest, comes first
+    for opts in [Options(narrow=False), Options(narrow=False, exact=0)]:
+        d = place(unit, state, opts, commit=False)
+        assert d.admitted, d.reason
+        assert set(d.assignments.values()) == {"b0"} and len(d.assignments) == 2
+        assert verify(unit, state, d.assignments) == []

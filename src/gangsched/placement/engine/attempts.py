@@ -21,6 +21,9 @@ Attempts, in order; the first that places the minimum wins:
    search has spent its dry runs (``Options.max_dry_runs``, for all attempts together)
    goes to it at once.
 
+A unit of no minimum whose extras placed no pod where its (empty) minimum went is
+searched once more asking for one pod, over every domain, and grown from there.
+
 The unit's dry runs are shared by its attempts: a tree whose search space is large is
 not searched whole once per attempt (on 33 nodes, eight attempts of 14,500 dry runs each
 took 9 s to reject a unit); an attempt made after they are spent gets a tenth of them.
@@ -245,6 +248,21 @@ def place(
     if opts.extras and root.placed < size:
         search.budget.backtrack = 0
         grow(search, root, size)
+    if root.placed == 0 and minimum == 0 and size > 0 and opts.extras:
+        # nothing required and the extras found no room where the minimum went (their
+        # choices are first feasible, without backtracking): search once more for one
+        # pod, over every domain, and grow the extras from there
+        one = replace(unit, min_pods=1)
+        facts.adopt(one)
+        again = run(Attempt(one, opts.node_order, opts.backtrack_budget, opts.score_budget,
+                            unit), facts, domains, opts, max(pool, floor))
+        if again.root is not None:
+            search.txn.discard()
+            search, root = again.search, again.root
+            search.budget.backtrack = 0
+            grow(search, root, size)
+        else:
+            again.search.txn.discard()
     # decide: a unit without a minimum that placed nothing is not admitted
     status = SUCCESS
     if not (root.placed > 0 or minimum > 0 or unit.size == 0):
