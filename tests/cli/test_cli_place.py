@@ -305,3 +305,48 @@ def test_a_basic_pod_group_is_admitted_with_the_pods_that_fit(
     assert sum(p["node"] is not None for p in w["pods"]) == placed
     assert result.exit_code == (0 if status == "Admitted" else 3)
     assert ("reason" in w) == (status == "Rejected")
+
+
+SERVING_NO_ROLE_MINIMUM = """apiVersion: workload.serving.volcano.sh/v1alpha1
+kind: ModelServing
+metadata: {name: ms, namespace: default}
+spec:
+  schedulerName: volcano
+  replicas: 1
+  template:
+    gangPolicy: {minRoleReplicas: {decode: 0, prefill: 0}}
+    roles:
+    - name: decode
+      replicas: 2
+      workerReplicas: 0
+      entryTemplate:
+        spec:
+          containers: [{name: m, image: x, resources: {requests: {cpu: '2'}}}]
+    - name: prefill
+      replicas: 1
+      workerReplicas: 0
+      entryTemplate:
+        spec:
+          containers: [{name: m, image: x, resources: {requests: {cpu: '%s'}}}]
+"""
+
+
+@pytest.mark.parametrize(("prefill_cpu", "status", "placed"), [
+    ("64", "Admitted", 2),  # the decode replicas fit, the prefill one fits on no node
+    ("4", "Admitted", 3),
+], ids=["prefill-too-big", "all-fit"])
+def test_a_serving_group_of_no_role_minimum_keeps_the_replicas_that_fit(
+        run: Run, tmp_path: Path, prefill_cpu: str, status: str, placed: int) -> None:
+    # minRoleReplicas 0 for every role: each role replica is its own gang, independent
+    # of the others
+    (tmp_path / "node.yaml").write_text(BASIC_NODE)
+    (tmp_path / "ms.yaml").write_text(SERVING_NO_ROLE_MINIMUM % prefill_cpu)
+    result = run("place", tmp_path / "node.yaml", tmp_path / "ms.yaml", "-o", "json")
+    assert result.exit_code == 0, result.output
+    (w,) = json.loads(result.stdout)["workloads"]
+    assert w["status"] == status, w
+    assert sum(p["node"] is not None for p in w["pods"]) == placed
+    if placed < len(w["pods"]):  # the replica left out is said, with the pods placed
+        assert "64 cpu" in w["reason"], w
+    else:
+        assert "reason" not in w

@@ -15,7 +15,7 @@ from gangsched.placement import Decision, place
 from gangsched.placement.exact import solve
 from gangsched.placement.verify import verify
 from gangsched.scheduler.tree import residual
-from gangsched.testing.builders import BLOCK, GPU, RACK, ZONE, cluster, group, podset
+from gangsched.testing.builders import BLOCK, GPU, HOST, RACK, ZONE, cluster, group, podset
 
 SET = "default/leaderworkerset.sigs.k8s.io/group-key"
 
@@ -240,3 +240,16 @@ def test_a_pod_count_reached_through_two_owners_of_one_rack_is_rejected() -> Non
     d = place(unit, state)
     assert not d.admitted
     assert not any(state.claims.values())
+
+
+def test_owners_of_hosts_grown_as_extras_keep_out_of_a_host_a_sibling_took() -> None:
+    # the hostname key without a hostname level: each node is its own domain, by name
+    state = ClusterState.from_nodes(one_rack().topology.nodes, [])
+    assert HOST not in state.topology.keys
+    unit = group("job", [optional_owner("job/a", key=HOST), optional_owner("job/b", key=HOST)],
+                 min_groups=2)
+    validate(unit, state.topology.keys)
+    before = state.snapshot()
+    d = place(unit, state)
+    assert d.admitted, d.reason
+    assert verify(unit, before, d.assignments) == [] and len(d.assignments) == 1

@@ -168,11 +168,10 @@ FLOOR_SHARE = 10
 
 
 def run(attempt: Attempt, facts: Facts, domains: Domains, opts: Options,
-        dry_runs: int | None = None) -> Outcome:
+        dry_runs: int) -> Outcome:
     """Search the attempt's tree for its minimum over the whole cluster, in at most
-    ``dry_runs`` placement attempts (default ``opts.max_dry_runs``)."""
-    cap = opts.max_dry_runs if dry_runs is None else dry_runs
-    budget = Budget(attempt.backtrack, attempt.score, cap)
+    ``dry_runs`` placement attempts."""
+    budget = Budget(attempt.backtrack, attempt.score, dry_runs)
     search = Search(facts, domains, opts, budget, pack=attempt.node_order == "pack",
                     own=attempt.own, caps_first=attempt.caps_first, deep=attempt.deep)
     if search.log is not None:

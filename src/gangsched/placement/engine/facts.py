@@ -24,6 +24,7 @@ makes), so an identity is never reused for another node.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -90,7 +91,6 @@ class Facts:
         self._sizes: dict[int, int] = {}
         self._simple: dict[int, bool] = {}
         self._spread: dict[int, int] = {}
-        self._required: dict[int, str | None] = {}
         self._required_levels: dict[int, tuple[Level, ...]] = {}
         self._cross: dict[int, Constraint | None] = {}
         self._held: dict[int, np.ndarray] = {}
@@ -140,14 +140,17 @@ class Facts:
             held = self.state.held_by_others(exclusive, key, owner)
             if not held:
                 continue
+            # what it costs is the held domains', not a pass over the scope's nodes
+            if out is None:
+                out = np.zeros(hi - lo, dtype=bool)
             if key == HOSTNAME and key not in topo.keys:  # a node's domain is its name
-                values = [x.name for x in topo.nodes[lo:hi]]
-                bad = np.fromiter((v in held for v in values), dtype=bool, count=hi - lo)
+                at = np.fromiter((topo.index[v] for v in held if v in topo.index), np.int64)
+                out[at[(at >= lo) & (at < hi)] - lo] = True
             else:
-                xl = topo.cross(key)
-                codes = [d for d, v in enumerate(xl.values) if v in held]
-                bad = np.isin(xl.node_domain[lo:hi], codes)
-            out = bad if out is None else out | bad
+                xl = topo.cross(key)  # its values are sorted: each held one's code
+                codes = [d for v in held if (d := bisect_left(xl.values, v)) < len(xl)
+                         and xl.values[d] == v]
+                out |= np.isin(xl.node_domain[lo:hi], codes)
         return out
 
     def exclusive(self, node: TreeNode) -> list[Constraint]:
@@ -321,19 +324,11 @@ class Facts:
         return n
 
     def required(self, node: TreeNode) -> str | None:
-        """The narrowest required key of the chain on the node (it implies the wider ones;
-        keys outside the chain are handled by the cross-key stage of the search)."""
-        key = id(node)
-        if key in self._required:
-            return self._required[key]
-        topo = self.topo
-        keys = [c.key for c in node.topology if c.mode == "required" and topo.nested(c.key)]
-        if len(keys) <= 1:
-            out = keys[0] if keys else None
-        else:
-            out = max(keys, key=lambda k: topo.rank(k) or 0)
-        self._required[key] = out
-        return out
+        """The narrowest required key of the chain on the node (its domains nest in the
+        wider ones': :meth:`required_levels`; keys outside the chain are handled by the
+        cross-key stage of the search)."""
+        levels = self.required_levels(node)
+        return levels[0].key if levels else None
 
     def required_levels(self, node: TreeNode) -> tuple[Level, ...]:
         """The levels of every required key of the chain on the node, narrowest first.
