@@ -350,3 +350,56 @@ def test_a_serving_group_of_no_role_minimum_keeps_the_replicas_that_fit(
         assert "64 cpu" in w["reason"], w
     else:
         assert "reason" not in w
+
+
+RACKS_NAMED_ALIKE = """apiVersion: kueue.x-k8s.io/v1alpha1
+kind: Topology
+metadata: {name: default}
+spec:
+  levels:
+  - nodeLabel: example.com/block
+  - nodeLabel: example.com/rack
+  - nodeLabel: kubernetes.io/hostname
+""" + "".join(f"""---
+apiVersion: v1
+kind: Node
+metadata:
+  name: {b}-h{h}
+  labels: {{example.com/block: {b}, example.com/rack: r0, kubernetes.io/hostname: {b}-h{h}}}
+status:
+  allocatable: {{cpu: '8', memory: 32Gi, pods: '110', nvidia.com/gpu: '8'}}
+""" for b in ("b0", "b1") for h in range(2))
+
+RACK_JOB = """apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+  namespace: default
+  labels: {kueue.x-k8s.io/queue-name: q}
+spec:
+  parallelism: %d
+  completions: %d
+  template:
+    metadata:
+      annotations: {kueue.x-k8s.io/podset-required-topology: example.com/rack}
+    spec:
+      restartPolicy: Never
+      containers:
+      - {name: w, image: x, resources: {requests: {nvidia.com/gpu: '8'}}}
+"""
+
+
+@pytest.mark.parametrize(("pods", "status"), [(3, "Rejected"), (2, "Admitted")])
+def test_racks_named_alike_in_two_blocks_are_two_racks(
+        run: Run, tmp_path: Path, pods: int, status: str) -> None:
+    # Kueue's topology: a rack label need not be unique across blocks. Each r0 holds two
+    # pods; the Job's three would span both, which are two racks
+    (tmp_path / "cluster.yaml").write_text(RACKS_NAMED_ALIKE)
+    (tmp_path / "job.yaml").write_text(RACK_JOB % (pods, pods))
+    result = run("place", tmp_path / "cluster.yaml", tmp_path / "job.yaml", "-o", "json")
+    (w,) = json.loads(result.stdout)["workloads"]
+    assert w["status"] == status, w
+    blocks = {p["node"].split("-")[0] for p in w["pods"] if p["node"] is not None}
+    assert len(blocks) == (0 if status == "Rejected" else 1)
+    if status == "Rejected":
+        assert "the best rack (b0/r0) holds 2" in w["reason"]

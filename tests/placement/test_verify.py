@@ -98,13 +98,13 @@ def test_required_topology_broken() -> None:
     ps = podset("job/w", 2, gpu=8)
     unit = group("job", [ps], topology=cons("rack"))
     problems = verify(unit, state4(), pods(ps, H[0], H[2]))
-    one(problems, "job: required topology broken: pods span 2 values of gangsched.io/rack")
+    one(problems, "job: required topology broken: pods span 2 domains of gangsched.io/rack")
     one(problems, "job: minimum not met (root not satisfied): required topology broken")
     # hostname is not a topology level of this cluster: it means one node
     on_host = group("job", [podset("job/w", 2, gpu=1)], topology=cons("host"))
     assert on_host.topology[0].key == HOST
     one(verify(on_host, state4(), pods(on_host.children[0], H[0], H[1])),  # type: ignore[arg-type]
-        "pods span 2 values of kubernetes.io/hostname")
+        "pods span 2 domains of kubernetes.io/hostname")
     assert verify(on_host, state4(), pods(on_host.children[0], H[0], H[0])) == []  # type: ignore[arg-type]
 
 

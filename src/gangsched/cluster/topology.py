@@ -215,6 +215,21 @@ def domain_of(node: Node, key: str, levels: Sequence[str]) -> str | None:
     return node.labels.get(key)
 
 
+def domain_id(node: Node, key: str, levels: Sequence[str]) -> tuple[str | None, ...] | None:
+    """Which domain of a topology key the node is in, as every required constraint counts
+    it (None: it lacks the key). For a level of the chain (``levels``, widest first) the
+    node's path of values down to it, as the engine's domains are: a rack named alike in
+    two blocks is two racks, as Kueue's topology reads them, and a node lacking a wider
+    label is apart from those that carry it. For any other key, its value alone."""
+    value = domain_of(node, key, levels)
+    if value is None:
+        return None
+    if key not in levels:
+        return (value,)
+    wider = levels[:list(levels).index(key)]
+    return (*(domain_of(node, k, levels) for k in wider), value)
+
+
 def label_codes(nodes: Sequence[Node], key: str) -> tuple[np.ndarray, list[str]]:
     """Per node, the index of its ``key`` label value (-1 when it lacks the label), and
     the distinct values in sorted order. The hostname key falls back to the node name."""

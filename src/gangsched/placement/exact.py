@@ -45,6 +45,7 @@ from scipy.optimize import Bounds, LinearConstraint, OptimizeResult, milp
 from scipy.sparse import coo_matrix
 
 from gangsched.cluster.state import ClusterState
+from gangsched.cluster.topology import domain_id
 from gangsched.gang import Group, PodSet, TreeNode, podsets, required_keys, walk
 from gangsched.placement.verify import domain_value
 
@@ -131,6 +132,7 @@ def build(unit: TreeNode, state: ClusterState) -> _Model:
     b = _Builder()
     n_nodes = state.n_nodes
     nodes = state.topology.nodes
+    chain = state.topology.keys
     inf = np.inf
 
     # keys required on each set's path from the root; domains other owners hold
@@ -157,6 +159,16 @@ def build(unit: TreeNode, state: ClusterState) -> _Model:
         got = label_of.get(key)
         if got is None:
             got = label_of[key] = [domain_value(state, nd, key) for nd in nodes]
+        return got
+
+    id_of: dict[str, list[tuple[str | None, ...] | None]] = {}
+
+    def domains_of(key: str) -> list[tuple[str | None, ...] | None]:
+        """Each node's domain of ``key`` as required constraints count it (a path of
+        values for a level of the chain: :func:`domain_id`), read once per key."""
+        got = id_of.get(key)
+        if got is None:
+            got = id_of[key] = [domain_id(nd, key, chain) for nd in nodes]
         return got
 
     # x variables
@@ -252,39 +264,39 @@ def build(unit: TreeNode, state: ClusterState) -> _Model:
             if con.exclusive is not None:
                 owners.setdefault((con.exclusive, con.key), []).append(w)
     rivals = {(id(w), k) for (_, k), ws in owners.items() if len(ws) > 1 for w in ws}
-    zvars: dict[tuple[int, str], dict[str, int]] = {}
+    zvars: dict[tuple[int, str], dict[tuple[str | None, ...], int]] = {}
 
     # required topology
     for v, key in [(w, k) for w in walk(unit) for k in required_keys(w)]:
-        dom_of = labels(key)
-        per_set: list[tuple[PodSet, dict[str, list[int]]]] = []
-        domains: dict[str, None] = {}
+        dom_of = domains_of(key)
+        per_set: list[tuple[PodSet, dict[tuple[str | None, ...], list[int]]]] = []
+        domains: dict[tuple[str | None, ...], None] = {}
         for ps in podsets(v):
-            by_dom: dict[str, list[int]] = {}
+            by_dom: dict[tuple[str | None, ...], list[int]] = {}
             for j, col in xcols[id(ps)]:
-                dv = dom_of[j]
-                assert dv is not None  # filtered out above
-                by_dom.setdefault(dv, []).append(col)
-                domains[dv] = None
+                dom = dom_of[j]
+                assert dom is not None  # filtered out above
+                by_dom.setdefault(dom, []).append(col)
+                domains[dom] = None
             per_set.append((ps, by_dom))
         if len(domains) <= 1 and (id(v), key) not in rivals:
             continue  # at most one domain reachable: the constraint holds by construction
-        zcol = {dv: b.var(0, 1) for dv in domains}
+        zcol = {dom: b.var(0, 1) for dom in domains}
         zvars[(id(v), key)] = zcol
         b.row([*((z, 1.0) for z in zcol.values()), (ycol[id(v)], -1.0)], -inf, 0)
         for ps, by_dom in per_set:
-            for dv, dcols in by_dom.items():
+            for dom, dcols in by_dom.items():
                 big = float(min(ps.size, sum(b.ub[c] for c in dcols)))
-                b.row([*((c, 1.0) for c in dcols), (zcol[dv], -big)], -inf, 0)
+                b.row([*((c, 1.0) for c in dcols), (zcol[dom], -big)], -inf, 0)
 
     # exclusive: one owner of a set per domain of its key
     for (_, key), ws in owners.items():
         if len(ws) < 2:
             continue
-        per_domain: dict[str, list[int]] = {}
+        per_domain: dict[str, list[int]] = {}  # by label value, as owners hold domains
         for w in ws:
-            for dv, z in zvars.get((id(w), key), {}).items():
-                per_domain.setdefault(dv, []).append(z)
+            for dom, z in zvars.get((id(w), key), {}).items():
+                per_domain.setdefault(str(dom[-1]), []).append(z)
         for dv in sorted(per_domain):
             if len(per_domain[dv]) > 1:
                 b.row([(z, 1.0) for z in per_domain[dv]], -inf, 1)

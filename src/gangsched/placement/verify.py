@@ -17,9 +17,13 @@ Rules (the engine's contract):
   placed and its required topology holds;
 - every tree node with placed pods is satisfied (extras are all-or-nothing per child), and
   the root is satisfied;
-- a required constraint on key K: all the subtree's pods on nodes sharing one value of K;
-  nodes lacking K cannot host them. Every node is a host: ``kubernetes.io/hostname``
-  means one node (its hostname label when hostname is a level, else its name);
+- a required constraint on key K: all the subtree's pods in one domain of K; nodes lacking
+  K cannot host them. A domain of a level of the chain is a path of label values from
+  the widest level down to K (a rack named alike in two blocks is two racks; a node
+  lacking a wider label is apart from those carrying it), of any other key one value
+  (:func:`gangsched.cluster.topology.domain_id`). Every node is a host:
+  ``kubernetes.io/hostname`` means one node (its hostname label when hostname is a
+  level, else its name);
 - an exclusive constraint (set S on key K): the owner's pods are in no domain of K that
   another owner of S holds, in ``state_before`` or in this placement.
 """
@@ -33,7 +37,7 @@ import numpy as np
 
 from gangsched.api.types import Node as ClusterNode
 from gangsched.cluster.state import ClusterState
-from gangsched.cluster.topology import domain_of
+from gangsched.cluster.topology import domain_id, domain_of
 from gangsched.gang import Group, PodSet, TreeNode, podsets, walk
 
 
@@ -152,15 +156,16 @@ def verify(
                 problems.append(f"{placed} of min_pods {v.min_pods} pods placed")
         for con in [c for c in v.topology if c.mode == "required"] if placed else []:
             key = con.key
-            values: set[str] = set()
+            domains: set[tuple[str | None, ...]] = set()
             lacking: list[str] = []
             for j in sorted(nodes_of(v)):
                 nd = topo.nodes[j]
-                val = domain_value(state_before, nd, key)
-                if val is None:
+                got = domain_id(nd, key, topo.keys)
+                if got is None:
                     lacking.append(nd.name)
                 else:
-                    values.add(val)
+                    domains.add(got)
+            values = {str(d[-1]) for d in domains}
             if lacking:
                 msg = f"pods on node(s) lacking label {key}: {', '.join(lacking[:5])}"
                 out.append(f"{v.path}: required topology broken: {msg}")
@@ -169,10 +174,10 @@ def verify(
                 out.append(f"{v.path}: required topology broken: pinned to {key}="
                            f"{con.value}, pods on {', '.join(sorted(values - {con.value}))}")
                 problems.append("required topology broken")
-            if len(values) > 1:
-                shown = ", ".join(sorted(values)[:5])
+            if len(domains) > 1:
+                shown = ", ".join(sorted("/".join(x or "?" for x in d) for d in domains)[:5])
                 out.append(
-                    f"{v.path}: required topology broken: pods span {len(values)} values "
+                    f"{v.path}: required topology broken: pods span {len(domains)} domains "
                     f"of {key} ({shown})"
                 )
                 problems.append("required topology broken")

@@ -1,0 +1,62 @@
+"""A domain of a level of the chain is a path of label values: a rack named alike in two
+blocks is two racks (Kueue's reading of a topology: "there could be two nodes with the
+same rack label, but in different blocks"). The engine, the exact solver and the
+verifier count domains alike, so no attempt of the engine admits a gang the others would
+split over two racks."""
+
+from __future__ import annotations
+
+from gangsched.cluster.state import ClusterState
+from gangsched.gang import Constraint, Group
+from gangsched.placement import place
+from gangsched.placement.engine import Options
+from gangsched.placement.exact import solve
+from gangsched.placement.verify import verify
+from gangsched.testing.builders import group, node, podset
+
+BLOCK = "example.com/block"
+RACK = "example.com/rack"
+
+
+def two_blocks(hosts: int = 2) -> ClusterState:
+    """Blocks b0 and b1, each with one rack named r0 of ``hosts`` 8-GPU nodes."""
+    nodes = [node(f"{b}-h{h}", {BLOCK: b, RACK: "r0"}) for b in ("b0", "b1")
+             for h in range(hosts)]
+    return ClusterState.from_nodes(nodes, [BLOCK, RACK])
+
+
+def rack_gang(pods: int) -> Group:
+    return group("job", [podset("job/w", pods, gpu=8)], topology=(Constraint(RACK),))
+
+
+def test_a_gang_larger_than_either_rack_of_one_name_is_rejected_by_every_attempt() -> None:
+    state = two_blocks()
+    unit = rack_gang(3)  # each r0 holds two: only the two together hold three
+    for opts in (Options(), Options(exact=0)):
+        d = place(unit, state, opts, commit=False)
+        assert not d.admitted
+        assert "the best rack (b0/r0) holds 2" in d.reason
+    assert not solve(unit, state, time_limit=10).feasible
+
+
+def test_the_verifier_counts_the_two_racks_as_two() -> None:
+    state = two_blocks()
+    unit = rack_gang(3)
+    pods = unit.children[0].pods  # type: ignore[union-attr]
+    across = dict(zip(pods, ("b0-h0", "b0-h1", "b1-h0"), strict=True))
+    problems = verify(unit, state, across)
+    assert "job: required topology broken: pods span 2 domains of example.com/rack " \
+           "(b0/r0, b1/r0)" in problems
+
+
+def test_a_gang_that_fits_one_of_them_stays_in_it() -> None:
+    state = two_blocks()
+    before = state.snapshot()
+    unit = rack_gang(2)
+    d = place(unit, state)
+    assert d.admitted
+    assert {n.split("-")[0] for n in d.assignments.values()} in ({"b0"}, {"b1"})
+    assert verify(unit, before, d.assignments) == []
+    got = solve(unit, before, time_limit=10)
+    assert got.feasible and got.assignments is not None
+    assert verify(unit, before, got.assignments) == []
