@@ -69,7 +69,7 @@ from gangsched.gang import (
 from gangsched.model import Plan, Workload
 from gangsched.placement.decision import Decision, GroupOutcome
 from gangsched.placement.engine import Mix, Options, place, place_minimum, raised
-from gangsched.scheduler.capacity import label_of
+from gangsched.scheduler.capacity import pins_of
 from gangsched.scheduler.tree import residual
 
 EXTRA_ROUNDS = (0.5, 1.0)  # shares of what each unit still lacks, grown all-or-nothing
@@ -442,13 +442,13 @@ def grow_extras(admitted: list[tuple[WorkloadOutcome, TreeNode, dict[str, dict[s
     """Step 2: the admitted units' extras, in rounds (see the module docstring)."""
     exact = replace(opts, extras=False)
 
-    def domain_of(node: str, key: str) -> str | None:
-        return label_of(state, node, key)
+    def pins(node: str, key: str) -> tuple[tuple[str, str], ...]:
+        return pins_of(state, node, key)
 
     last: dict[str, Decision] = {}
     for share in (*EXTRA_ROUNDS, None):
         for out, unit, sets in admitted:
-            rest = residual(unit, sets, domain_of)
+            rest = residual(unit, sets, pins)
             if rest is None:
                 continue
             if share is None:  # whatever still fits

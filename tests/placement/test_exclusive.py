@@ -14,6 +14,7 @@ from gangsched.gang import Constraint, Group, claims_of, validate
 from gangsched.placement import Decision, place
 from gangsched.placement.exact import solve
 from gangsched.placement.verify import verify
+from gangsched.scheduler.capacity import pins_of
 from gangsched.scheduler.tree import residual
 from gangsched.testing.builders import BLOCK, GPU, HOST, RACK, ZONE, cluster, group, podset
 
@@ -84,8 +85,7 @@ def test_the_same_owner_placed_again_keeps_its_rack() -> None:
     d = place(unit, state)
     assert d.admitted
     sets = {"a/pods": {p: n for p, n in list(d.assignments.items())[:2]}}
-    rest = residual(unit, sets, lambda node, key: next(
-        x.labels.get(key) for x in state.topology.nodes if x.name == node))
+    rest = residual(unit, sets, lambda node, key: pins_of(state, node, key))
     assert rest is not None
     assert rest.path == unit.path  # the same owner
     again = place(rest, state, commit=False)

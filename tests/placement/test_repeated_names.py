@@ -12,6 +12,8 @@ from gangsched.placement import place
 from gangsched.placement.engine import Options
 from gangsched.placement.exact import solve
 from gangsched.placement.verify import verify
+from gangsched.scheduler.capacity import pins_of
+from gangsched.scheduler.tree import residual
 from gangsched.testing.builders import group, node, podset
 
 BLOCK = "example.com/block"
@@ -60,3 +62,18 @@ def test_a_gang_that_fits_one_of_them_stays_in_it() -> None:
     got = solve(unit, before, time_limit=10)
     assert got.feasible and got.assignments is not None
     assert verify(unit, before, got.assignments) == []
+
+
+def test_the_rest_of_a_running_gang_goes_to_its_own_rack_not_the_first_named_alike() -> None:
+    # a gang of 2 to 4 pods runs its minimum in b1's r0; b0's r0, as free, comes first:
+    # pinned to the value r0 alone, the rest went there, two racks for one gang
+    state = two_blocks(hosts=2)
+    unit = group("job", [podset("job/w", 4, gpu=4, min_pods=2)], topology=(Constraint(RACK),))
+    running = dict(zip(unit.children[0].pods[:2], ("b1-h0", "b1-h0"),  # type: ignore[union-attr]
+                       strict=True))
+    assert pins_of(state, "b1-h0", RACK) == ((BLOCK, "b1"), (RACK, "r0"))
+    rest = residual(unit, {"job/w": running}, lambda n, k: pins_of(state, n, k))
+    assert rest is not None
+    got = place(rest, state, commit=False)
+    assert got.admitted and got.assignments
+    assert {n.split("-")[0] for n in got.assignments.values()} == {"b1"}

@@ -13,8 +13,8 @@ from gangsched.scheduler.tree import (
 from gangsched.testing.builders import RACK, cons, group, podset, replicas
 
 
-def rack_of(node: str, key: str) -> str | None:
-    return {"n0": "r0", "n1": "r0", "n2": "r1"}[node] if key == RACK else None
+def rack_of(node: str, key: str) -> tuple[tuple[str, str], ...]:
+    return ((RACK, {"n0": "r0", "n1": "r0", "n2": "r1"}[node]),) if key == RACK else ()
 
 
 def svc() -> Group:

@@ -86,6 +86,31 @@ def domain_nodes(state: ClusterState, key: str | None, value: str | None) -> np.
     return state.topology.nodes_with(key, value)
 
 
+def pins_of(state: ClusterState, node: str, key: str) -> tuple[tuple[str, str], ...]:
+    """The (key, value) pins naming the domain of ``key`` that holds ``node``, widest
+    first: its value, after those of the wider levels needed to tell it from domains
+    named alike (a rack r0 in two blocks: block=b1, rack=r0, as the engine's domains are
+    paths). () when the node lacks the key; the value alone when a wider label the path
+    needs is one the node lacks (no pin names that)."""
+    v = label_of(state, node, key)
+    if v is None:
+        return ()
+    topo = state.topology
+    lv = topo.level(key)
+    if lv is None or lv.unique or key == HOSTNAME:
+        return ((key, v),)
+    chain = topo.levels
+    li = next(i for i, x in enumerate(chain) if x is lv)
+    d = int(lv.node_domain[topo.index[node]])
+    out = [(key, v)]
+    while not chain[li].unique and li > 0:
+        d, li = int(chain[li].parent[d]), li - 1
+        if d < 0 or not chain[li].valid[d]:
+            return ((key, v),)
+        out.append((chain[li].key, chain[li].values[d]))
+    return tuple(reversed(out))
+
+
 def label_of(state: ClusterState, node: str, key: str) -> str | None:
     """The node's value for a topology key (its name for the hostname key)."""
     j = state.topology.index.get(node)

@@ -20,7 +20,7 @@ def grow(ctx: Context) -> Steps:
                      if x.extras.next is not None and x.extras.next <= now):
         assert u.tree is not None
         missing = u.n_bound < u.desired and u.extras.tried_at != snap.epochs.freed
-        tree = residual(u.tree, u.pods.sets, snap.domain_of) if missing else None
+        tree = residual(u.tree, u.pods.sets, snap.pins_of) if missing else None
         if tree is not None:
             d = ctx.place(tree, snap.view_for(u, extras=True))
             if d.admitted and d.assignments:

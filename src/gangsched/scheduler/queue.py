@@ -96,7 +96,7 @@ class QueuePass:
             yield Event("Unschedulable", u, u.reason)
             return
         start = time.perf_counter()
-        tree = u.tree if not u.n_bound else residual(u.tree, u.pods.sets, snap.domain_of)
+        tree = u.tree if not u.n_bound else residual(u.tree, u.pods.sets, snap.pins_of)
         if tree is None:
             yield from self._admit(u, None, None)
             return

@@ -106,7 +106,7 @@ def repair(ctx: Context) -> Steps:
         overdue = now >= u.repair.since + cfg.stale_timeout
         if u.queue.next_try > now and not overdue:
             continue
-        tree = residual(u.tree, u.pods.sets, snap.domain_of)
+        tree = residual(u.tree, u.pods.sets, snap.pins_of)
         d = ctx.place(tree, snap.view_for(u)) if tree is not None else None
         if d is not None and d.admitted:
             err = yield Bind(u, d.assignments, "repair")

@@ -25,7 +25,7 @@ from gangsched.cluster.state import ClusterState
 from gangsched.gang import TreeNode
 from gangsched.placement.decision import Decision
 from gangsched.scheduler.backend import ClusterBackend
-from gangsched.scheduler.capacity import domain_nodes, hide, label_of
+from gangsched.scheduler.capacity import domain_nodes, hide, pins_of
 from gangsched.scheduler.clock import Clock
 from gangsched.scheduler.config import SchedulerConfig
 from gangsched.scheduler.policy import Policy
@@ -92,8 +92,8 @@ class Snapshot:
     def node_ok(self, node: str) -> bool:
         return self.mirror.node_ok.get(node, False)
 
-    def domain_of(self, node: str, key: str) -> str | None:
-        return label_of(self.mirror.state, node, key)
+    def pins_of(self, node: str, key: str) -> tuple[tuple[str, str], ...]:
+        return pins_of(self.mirror.state, node, key)
 
     # -- reservations ---------------------------------------------------------------------
 

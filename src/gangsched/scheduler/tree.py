@@ -13,7 +13,9 @@ from gangsched.cluster.topology import Topology
 from gangsched.gang import Constraint, Group, PodSet, TreeNode, podsets, walk
 
 Sets = Mapping[str, Mapping[str, str]]
-DomainOf = Callable[[str, str], str | None]  # (node name, label key) -> label value
+# (node name, label key) -> the (key, value) pins naming that node's domain of the key,
+# widest first (scheduler.capacity.pins_of)
+PinsOf = Callable[[str, str], tuple[tuple[str, str], ...]]
 
 _EMPTY: Mapping[str, str] = {}
 
@@ -94,7 +96,7 @@ class _Res:
     where: str | None  # a node holding one of the subtree's bound pods
 
 
-def residual(node: TreeNode, sets: Sets, domain_of: DomainOf) -> TreeNode | None:
+def residual(node: TreeNode, sets: Sets, pins_of: PinsOf) -> TreeNode | None:
     """What is left to place of a running unit, with its pods already bound removed.
 
     A subtree holding bound pods has its required constraint pinned to the domain those
@@ -104,20 +106,26 @@ def residual(node: TreeNode, sets: Sets, domain_of: DomainOf) -> TreeNode | None
     children is repaired through its broken (partly bound) children when there are enough
     of them; its unplaced children come back later as extras.
     """
-    return _residual(node, sets, domain_of).tree
+    return _residual(node, sets, pins_of).tree
 
 
 def _pin(topology: tuple[Constraint, ...], where: str | None,
-         domain_of: DomainOf) -> tuple[Constraint, ...]:
+         pins_of: PinsOf) -> tuple[Constraint, ...]:
     if where is None:
         return topology
     out = list(topology)
     for i, c in enumerate(out):
         if c.mode == "required":
             if c.value is None:
-                v = domain_of(where, c.key)
-                if v is not None:
-                    out[i] = replace(c, value=v)
+                pins = pins_of(where, c.key)
+                if pins:
+                    # the wider levels' values first, where the key's value names
+                    # several domains (the engine applies pins in order)
+                    named = {x.key for x in out}
+                    wider = [Constraint(k, "required", v) for k, v in pins[:-1]
+                             if k not in named]
+                    out[i] = replace(c, value=pins[-1][1])
+                    out[i:i] = wider
             break
     return tuple(out)
 
@@ -133,7 +141,7 @@ def _held(node: TreeNode, sets: Sets) -> dict[str, int]:
     return held
 
 
-def _residual(node: TreeNode, sets: Sets, domain_of: DomainOf) -> _Res:
+def _residual(node: TreeNode, sets: Sets, pins_of: PinsOf) -> _Res:
     if isinstance(node, PodSet):
         got = sets.get(node.path, _EMPTY)
         placed = len(got)
@@ -142,10 +150,10 @@ def _residual(node: TreeNode, sets: Sets, domain_of: DomainOf) -> _Res:
         tree: TreeNode | None = None
         if rest:
             tree = replace(node, pods=rest, min_pods=max(0, node.min_pods - placed),
-                           topology=_pin(node.topology, where, domain_of),
+                           topology=_pin(node.topology, where, pins_of),
                            held_per_node=_held(node, sets))
         return _Res(tree, placed, placed >= node.min_pods, where)
-    kids = [_residual(c, sets, domain_of) for c in node.children]
+    kids = [_residual(c, sets, pins_of) for c in node.children]
     placed = sum(k.placed for k in kids)
     sat = sum(1 for k in kids if k.ok)
     where = next((k.where for k in kids if k.where is not None), None)
@@ -165,7 +173,7 @@ def _residual(node: TreeNode, sets: Sets, domain_of: DomainOf) -> _Res:
     if not children:
         return _Res(None, placed, ok, where)
     tree = replace(node, children=children, min_groups=min(short, len(children)),
-                   min_pods=pods_short, topology=_pin(node.topology, where, domain_of),
+                   min_pods=pods_short, topology=_pin(node.topology, where, pins_of),
                    held_per_node=_held(node, sets))
     return _Res(tree, placed, ok, where)
 
