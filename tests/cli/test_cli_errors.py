@@ -387,3 +387,75 @@ def test_the_pod_budget_spans_front_ends(run: Run, tmp_path: Path) -> None:
                           "asks for 99,000 pods, 1,089,010 with those before it",
                           "at most 1,000,000 pods per load")
     assert result.stdout == ""
+
+
+# -- what the API server (or the kind's webhook) would refuse, found by mutating examples --
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+DROP = object()
+
+
+def _mutated(tmp_path: Path, example: str, doc: int, path: str, value: Any) -> Path:
+    """``examples/<example>.yaml`` with the value at ``path`` (dotted, list indices as
+    numbers) in document ``doc`` replaced by ``value`` (or dropped)."""
+    import yaml
+
+    docs = [d for d in yaml.safe_load_all((EXAMPLES / f"{example}.yaml").read_text())
+            if d is not None]
+    *steps, last = [int(s) if s.isdigit() else s for s in path.split(".")]
+    node: Any = docs[doc]
+    for step in steps:
+        node = node[step]
+    if value is DROP:
+        del node[last]
+    else:
+        node[last] = value
+    return _write(tmp_path, yaml.safe_dump_all(docs, sort_keys=False), f"{example}-bad.yaml")
+
+
+@pytest.mark.parametrize(("example", "doc", "path", "value", "fragments"), [
+    # ValidatePodSpec: schedulerName and priorityClassName are DNS subdomains (a pod of
+    # scheduler " volcano" would be some other scheduler's pod, silently)
+    ("kthena-2p2d", 0, "spec.template.roles.0.entryTemplate.spec.schedulerName", " volcano",
+     ("ModelServing/sample", "entryTemplate.spec.schedulerName: invalid scheduler name")),
+    ("workload-gang", 4, "items.0.spec.priorityClassName", "Training",
+     ("Pod/llama-pretrain-worker-0",
+      "items[0].spec.priorityClassName: invalid priority class name 'Training'")),
+    # a batch/v1 Job's name is its pods' job-name label value (at most 63 characters); the
+    # JobSet webhook wants the Job (and Indexed pod) names it generates RFC 1035 labels
+    ("kueue-job", 0, "metadata.name", "j" * 64,
+     ("metadata.name: invalid Job name", "batch.kubernetes.io/job-name")),
+    ("kueue-jobset", 0, "metadata.name", "t" * 58,
+     ("spec.replicatedJobs[0].name: generated Job name", "-driver-0")),
+    ("kueue-jobset", 0, "metadata.name", "t" * 50,
+     ("spec.replicatedJobs[0].name: generated pod name", "-driver-0-0-abcde")),
+    ("kueue-jobset", 0, "metadata.name", "1trainer",
+     ("JobSet/1trainer: spec.replicatedJobs[0].name: generated Job name '1trainer-driver-0'",
+      "DNS-1035")),
+    # ValidateNode checks the capacity too when allocatable is what is read
+    ("cluster-small", 1, "status.capacity.cpu", "-64",
+     ("Node/node-z0-b0-r0-h0: status.capacity.cpu: must not be negative",)),
+    ("cluster-small", 1, "status.capacity.pods", 1.5,
+     ("Node/node-z0-b0-r0-h0: status.capacity.pods: pods must be a whole number",)),
+    # Volcano's JobSpec.Plugins is a map[string][]string
+    ("volcano-job", 0, "spec.plugins.env", "x",
+     ("Job/llm-train", "spec.plugins.env: must be a list")),
+    ("volcano-job", 0, "spec.plugins.svc", [1.5],
+     ("Job/llm-train", "spec.plugins.svc[0]: must be a string")),
+])
+@pytest.mark.parametrize("command", ["validate", "place"])
+def test_fields_the_api_server_refuses_are_one_line_errors(
+        command: str, example: str, doc: int, path: str, value: Any,
+        fragments: tuple[str, ...], run: Run, tmp_path: Path) -> None:
+    bad = _mutated(tmp_path, example, doc, path, value)
+    context = EXAMPLES / ("workload-gang.yaml" if example == "cluster-small"
+                          else "cluster-small.yaml")
+    args = (context, bad) if command == "place" else (bad,)
+    result = run(command, *args)
+    if command == "validate":  # one line per problem: a shared template may give several
+        assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+        first = result.stderr.splitlines()[0]
+        assert first.startswith(f"error: {bad}[doc {doc}]: "), result.stderr
+        assert all(f in first for f in fragments), result.stderr
+    else:
+        assert_one_line_error(result, f"{bad}[doc {doc}]: ", *fragments)

@@ -738,7 +738,9 @@ def _plain_template(template: object) -> PodTemplate | None:
     if (group_name is False or not (group_name is None or type(group_name) is str)
             or not (scheduler is None or type(scheduler) is str)
             or not (priority_class is None or type(priority_class) is str)
-            or not (deadline is None or (type(deadline) is int and 1 <= deadline <= _INT32[1]))):
+            or not (deadline is None or (type(deadline) is int and 1 <= deadline <= _INT32[1]))
+            or (scheduler and not names.is_dns1123_subdomain(scheduler))
+            or (priority_class and not names.is_dns1123_subdomain(priority_class))):
         return None
     labels = _plain_labels(meta.get("labels"))
     annotations = _plain_labels(meta.get("annotations"), annotations=True)
@@ -753,6 +755,18 @@ def _plain_template(template: object) -> PodTemplate | None:
     return PodTemplate(labels, annotations, requests, requirements,
                        scheduler or "default-scheduler", priority, priority_class or None,
                        group_name or None, deadline, tuple(sorted(from_limits)))
+
+
+def _check_spec_names(field: str, scheduler: str, priority_class: str) -> None:
+    """What ``ValidatePodSpec`` checks of the names read here: ``schedulerName`` and
+    ``priorityClassName`` are DNS subdomains (a ``schedulerName`` of ``" volcano"`` would
+    otherwise be some other scheduler's pod, silently)."""
+    if scheduler:
+        check_name(scheduler, _join(field, "schedulerName"), names.dns1123_subdomain,
+                   "scheduler name")
+    if priority_class:
+        check_name(priority_class, _join(field, "priorityClassName"),
+                   names.dns1123_subdomain, "priority class name")
 
 
 def parse_pod_template(template: object, field: str) -> PodTemplate:
@@ -773,6 +787,7 @@ def parse_pod_template(template: object, field: str) -> PodTemplate:
     scheduler = as_str(spec.get("schedulerName"), _join(spec_field, "schedulerName"))
     priority_class = as_str(spec.get("priorityClassName"), _join(spec_field, "priorityClassName"))
     group_name = as_str(group.get("podGroupName"), _join(group_field, "podGroupName"))
+    _check_spec_names(spec_field, scheduler, priority_class)
     labels = as_str_map(meta.get("labels"), _join(meta_field, "labels"))
     check_labels(labels, _join(meta_field, "labels"))
     annotations = as_str_map(meta.get("annotations"), _join(meta_field, "annotations"))
@@ -858,6 +873,8 @@ def _node_allocatable(status: Mapping[str, Any]) -> Resources:
     """``status.allocatable`` if present, else ``status.capacity``; default ``pods``."""
     key = "allocatable" if status.get("allocatable") is not None else "capacity"
     resources = parse_resources(status.get(key), f"status.{key}")
+    if key == "allocatable":  # checked as ValidateNode checks it, though not read
+        parse_resources(status.get("capacity"), "status.capacity")
     resources.setdefault("pods", DEFAULT_MAX_PODS)
     return resources
 
@@ -910,6 +927,8 @@ def _plain_node(obj: Mapping[str, Any]) -> Node | None:
     key = "allocatable" if status.get("allocatable") is not None else "capacity"
     try:
         allocatable = parse_resources(status.get(key), f"status.{key}")
+        if key == "allocatable":
+            parse_resources(status.get("capacity"), "status.capacity")
     except InputError:
         return None
     allocatable.setdefault("pods", DEFAULT_MAX_PODS)

@@ -572,6 +572,11 @@ def _queue(meta: Mapping[str, Any]) -> str:
 def parse_job(obj: Mapping[str, Any], origin: Origin | None = None) -> KueueJob:
     name = object_name(obj, "Job")
     with about(f"Job/{name}"):
+        problems = names.label_value(name)
+        if problems:  # the API server adds it to the pod template's labels, then checks them
+            raise InputError(f"invalid Job name {name!r}: its pods' {JOB_NAME_LABEL} label "
+                             f"would be invalid: {names.first(problems)}",
+                             field="metadata.name")
         meta = as_mapping(obj.get("metadata"), "metadata")
         spec = _job_spec(as_mapping(obj.get("spec"), "spec"), "spec", False, None)
         annotations = as_mapping(meta.get("annotations"), "metadata.annotations")
@@ -588,6 +593,23 @@ def parse_job(obj: Mapping[str, Any], origin: Origin | None = None) -> KueueJob:
         return KueueJob(name, as_str(meta.get("namespace"), "metadata.namespace") or "default",
                         spec, _queue(meta), as_str(meta.get("uid"), "metadata.uid") or None,
                         minimum, origin or Origin(obj=f"Job/{name}"))
+
+
+def _check_generated_names(jobset: str, rjob: str, replicas: int, job: JobTemplate,
+                           path: str) -> None:
+    """The JobSet webhook's check (``validateCreate``): the longest Job name it generates,
+    and for an Indexed Job with completions the longest pod name (with the Job
+    controller's 5-character suffix), are RFC 1035 labels."""
+    last = max(replicas - 1, 0)
+    longest = f"{jobset}-{rjob}-{last}"
+    problems = names.dns1035_label(longest)
+    if not problems and job.indexed and job.completions is not None:
+        longest = f"{longest}-{max(job.completions - 1, 0)}-abcde"
+        problems = names.dns1035_label(longest)
+    if problems:
+        what = "pod" if longest.endswith("-abcde") else "Job"
+        raise InputError(f"generated {what} name {longest!r} is invalid: "
+                         f"{names.first(problems)}", field=path)
 
 
 def parse_jobset(obj: Mapping[str, Any], origin: Origin | None = None) -> JobSet:
@@ -624,6 +646,7 @@ def parse_jobset(obj: Mapping[str, Any], origin: Origin | None = None) -> JobSet
                                  "PodSet in slices; not both)",
                                  field=f"{at}.annotations.{EXCLUSIVE}" if own is not None
                                  else f"metadata.annotations.{EXCLUSIVE}")
+            _check_generated_names(name, rname, replicas, job, f"{path}.name")
             out.append(ReplicatedJob(rname, replicas, job, key, strategy))
         total = sum(r.replicas * r.spec.count for r in out)
         if total > MAX_PODS:

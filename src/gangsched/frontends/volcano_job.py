@@ -340,7 +340,8 @@ schema.define({
                     "status": "any"},
     "volcano.JobSpec": {"schedulerName": "string", "minAvailable": "int32",
                         "volumes": {"list": "any"}, "tasks": {"list": "volcano.TaskSpec"},
-                        "policies": {"list": "any"}, "plugins": {"map": "any"},
+                        "policies": {"list": "any"},
+                        "plugins": {"map": {"list": "string"}},  # map[string][]string
                         "runningEstimate": "string", "queue": "string", "maxRetry": "int32",
                         "ttlSecondsAfterFinished": "int32", "priorityClassName": "string",
                         "minSuccess": "int32",
