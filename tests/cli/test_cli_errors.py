@@ -421,6 +421,23 @@ def _mutated(tmp_path: Path, example: str, doc: int, path: str, value: Any) -> P
     ("workload-gang", 4, "items.0.spec.priorityClassName", "Training",
      ("Pod/llama-pretrain-worker-0",
       "items[0].spec.priorityClassName: invalid priority class name 'Training'")),
+    # ... and restartPolicy one of Always, OnFailure, Never
+    ("kueue-pod-group", 0, "spec.restartPolicy", "always",
+     ("Pod/", "spec.restartPolicy: unsupported value 'always'; must be one of: Always, "
+      "OnFailure, Never")),
+    ("lws-exclusive", 0, "spec.leaderWorkerTemplate.workerTemplate.spec.restartPolicy", "-5%",
+     ("LeaderWorkerSet/dsr1: spec.leaderWorkerTemplate.workerTemplate.spec.restartPolicy: "
+      "unsupported value '-5%'",)),
+    # ... and so are the scheduler names a controller copies into the pods it creates, and
+    # a group's PriorityClass name
+    ("volcano-job", 0, "spec.schedulerName", " volcano",
+     ("Job/llm-train: spec.schedulerName: invalid scheduler name ' volcano'",)),
+    ("kthena-2p2d", 0, "spec.schedulerName", "Volcano",
+     ("ModelServing/sample: spec.schedulerName: invalid scheduler name 'Volcano'",)),
+    ("workload-gang", 1, "spec.podGroupTemplates.0.priorityClassName", "150%",
+     ("spec.podGroupTemplates[0].priorityClassName: invalid priority class name '150%'",)),
+    ("workload-gang", 2, "spec.priorityClassName", "Training",
+     ("spec.priorityClassName: invalid priority class name 'Training'",)),
     # a batch/v1 Job's name is its pods' job-name label value (at most 63 characters); the
     # JobSet webhook wants the Job (and Indexed pod) names it generates RFC 1035 labels
     ("kueue-job", 0, "metadata.name", "j" * 64,
@@ -459,3 +476,23 @@ def test_fields_the_api_server_refuses_are_one_line_errors(
         assert all(f in first for f in fragments), result.stderr
     else:
         assert_one_line_error(result, f"{bad}[doc {doc}]: ", *fragments)
+
+
+@pytest.mark.parametrize(("example", "api_group"), [
+    ("cluster-small", "kueue.x-k8s.io"), ("kai-podgroup", "kai.scheduler")])
+@pytest.mark.parametrize("command", ["validate", "place"])
+def test_a_topology_defined_twice_is_an_error(command: str, example: str, api_group: str,
+                                              run: Run, tmp_path: Path) -> None:
+    """As two Nodes of one name are: the second copy (maybe with other levels) was kept
+    beside the first, one of them silently used."""
+    import yaml
+
+    docs = [d for d in yaml.safe_load_all((EXAMPLES / f"{example}.yaml").read_text()) if d]
+    [topology] = [d for d in docs if d["kind"] == "Topology"]
+    again = {**topology, "spec": {"levels": topology["spec"]["levels"][1:]}}
+    bad = _write(tmp_path, yaml.safe_dump_all([*docs, again], sort_keys=False), "two.yaml")
+    name = topology["metadata"]["name"]
+    args = (bad, EXAMPLES / "workload-gang.yaml") if command == "place" else (bad,)
+    assert_one_line_error(run(command, *args), f"{bad}[doc {len(docs)}]: Topology/{name}: ",
+                          f"duplicate Topology '{name} ({api_group})', first defined at "
+                          f"{bad}[doc {docs.index(topology)}]")

@@ -946,6 +946,7 @@ def _handle_topology(doc: Document, inputs: Inputs) -> None:
     it is an error; KAI's are per workload (a PodGroup names its own), so one that
     disagrees only adds its levels for the workloads that name it."""
     topo = _topology_levels(doc)
+    inputs.claim(doc, f"{doc.name} ({doc.api_version.rpartition('/')[0]})")  # Kueue's, KAI's
     levels = list(topo.levels)
     source = f"{doc.where} {doc.api_version} {doc.label}"
     if (inputs.topology_levels is not None and inputs.topology_levels != levels

@@ -677,6 +677,7 @@ class PodTemplate:
 
 
 _INT32 = (-(2**31), 2**31 - 1)
+RESTART_POLICIES = ("Always", "OnFailure", "Never")  # a pod's spec.restartPolicy
 
 
 def active_deadline(spec: Mapping[str, Any], field: str) -> int | None:
@@ -740,7 +741,8 @@ def _plain_template(template: object) -> PodTemplate | None:
             or not (priority_class is None or type(priority_class) is str)
             or not (deadline is None or (type(deadline) is int and 1 <= deadline <= _INT32[1]))
             or (scheduler and not names.is_dns1123_subdomain(scheduler))
-            or (priority_class and not names.is_dns1123_subdomain(priority_class))):
+            or (priority_class and not names.is_dns1123_subdomain(priority_class))
+            or spec.get("restartPolicy", "Always") not in RESTART_POLICIES):
         return None
     labels = _plain_labels(meta.get("labels"))
     annotations = _plain_labels(meta.get("annotations"), annotations=True)
@@ -757,10 +759,16 @@ def _plain_template(template: object) -> PodTemplate | None:
                        group_name or None, deadline, tuple(sorted(from_limits)))
 
 
-def _check_spec_names(field: str, scheduler: str, priority_class: str) -> None:
-    """What ``ValidatePodSpec`` checks of the names read here: ``schedulerName`` and
+def _check_spec_names(spec: Mapping[str, Any], field: str, scheduler: str,
+                      priority_class: str) -> None:
+    """What ``ValidatePodSpec`` checks of these names: ``schedulerName`` and
     ``priorityClassName`` are DNS subdomains (a ``schedulerName`` of ``" volcano"`` would
-    otherwise be some other scheduler's pod, silently)."""
+    otherwise be some other scheduler's pod, silently), ``restartPolicy`` one of
+    :data:`RESTART_POLICIES` (null: ``Always``)."""
+    restart = spec.get("restartPolicy")
+    if restart is not None:
+        one_of(as_str(restart, _join(field, "restartPolicy")), RESTART_POLICIES,
+               _join(field, "restartPolicy"))
     if scheduler:
         check_name(scheduler, _join(field, "schedulerName"), names.dns1123_subdomain,
                    "scheduler name")
@@ -787,7 +795,7 @@ def parse_pod_template(template: object, field: str) -> PodTemplate:
     scheduler = as_str(spec.get("schedulerName"), _join(spec_field, "schedulerName"))
     priority_class = as_str(spec.get("priorityClassName"), _join(spec_field, "priorityClassName"))
     group_name = as_str(group.get("podGroupName"), _join(group_field, "podGroupName"))
-    _check_spec_names(spec_field, scheduler, priority_class)
+    _check_spec_names(spec, spec_field, scheduler, priority_class)
     labels = as_str_map(meta.get("labels"), _join(meta_field, "labels"))
     check_labels(labels, _join(meta_field, "labels"))
     annotations = as_str_map(meta.get("annotations"), _join(meta_field, "annotations"))

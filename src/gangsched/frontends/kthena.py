@@ -307,6 +307,10 @@ def parse_model_serving(obj: Mapping[str, Any], origin: Origin | None = None) ->
             gang.get("minRoleReplicas"), "spec.template.gangPolicy.minRoleReplicas", roles)
         topo_field = "spec.template.networkTopology"
         topo = as_mapping(template.get("networkTopology"), topo_field)
+        scheduler = as_str(spec.get("schedulerName"), "spec.schedulerName")
+        if scheduler:  # its pods' schedulerName (ValidatePodSpec: a DNS subdomain)
+            check_name(scheduler, "spec.schedulerName", names.dns1123_subdomain,
+                       "scheduler name")
         per_group = sum(r.replicas * r.pods_per_replica for r in roles)
         if replicas * per_group > MAX_PODS:
             raise InputError(f"would create {replicas * per_group:,} pods ({replicas:,} "
@@ -317,8 +321,7 @@ def parse_model_serving(obj: Mapping[str, Any], origin: Origin | None = None) ->
             namespace=as_str(meta.get("namespace"), "metadata.namespace") or "default",
             roles=roles,
             replicas=replicas,
-            scheduler_name=as_str(spec.get("schedulerName"), "spec.schedulerName")
-            or DEFAULT_SCHEDULER,
+            scheduler_name=scheduler or DEFAULT_SCHEDULER,
             uid=as_str(meta.get("uid"), "metadata.uid") or None,
             gang_policy=template.get("gangPolicy") is not None,
             min_role_replicas=minimums,

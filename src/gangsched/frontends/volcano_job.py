@@ -303,6 +303,10 @@ def parse_job(obj: Mapping[str, Any], origin: Origin | None = None) -> VolcanoJo
         _check_policies(spec.get("policies"), "spec.policies")
         queue = as_str(spec.get("queue"), "spec.queue") or DEFAULT_QUEUE
         check_name(queue, "spec.queue", names.dns1123_subdomain, "queue name")
+        scheduler = as_str(spec.get("schedulerName"), "spec.schedulerName")
+        if scheduler:  # the pods' schedulerName (ValidatePodSpec: a DNS subdomain)
+            check_name(scheduler, "spec.schedulerName", names.dns1123_subdomain,
+                       "scheduler name")
         priority_class = as_str(spec.get("priorityClassName"), "spec.priorityClassName")
         if priority_class:
             check_name(priority_class, "spec.priorityClassName", names.dns1123_subdomain,
@@ -313,8 +317,7 @@ def parse_job(obj: Mapping[str, Any], origin: Origin | None = None) -> VolcanoJo
             tasks=tasks,
             min_available=_job_minimum(spec, tasks),
             queue=queue,
-            scheduler_name=as_str(spec.get("schedulerName"), "spec.schedulerName")
-            or DEFAULT_SCHEDULER,
+            scheduler_name=scheduler or DEFAULT_SCHEDULER,
             priority_class_name=priority_class or None,
             network_topology=parse_network_topology(spec.get("networkTopology"),
                                                     "spec.networkTopology"),

@@ -36,7 +36,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from gangsched.api import schema
+from gangsched.api import names, schema
 from gangsched.api.errors import InputError
 from gangsched.api.loader import Document, with_generated_name
 from gangsched.api.objects import (
@@ -44,6 +44,7 @@ from gangsched.api.objects import (
     as_list,
     as_mapping,
     as_str,
+    check_name,
     mappings,
     object_name,
     one_of,
@@ -299,6 +300,9 @@ def parse_settings(obj: Mapping[str, Any], base: str, kind: GroupKind,
                                   api_version)
     check_disruption_policy(policy, disruption, base, api_version)
     class_name = as_str(obj.get("priorityClassName"), f"{at}priorityClassName")
+    if class_name:  # a PriorityClass's name: a DNS subdomain (or no class can match)
+        check_name(class_name, f"{at}priorityClassName", names.dns1123_subdomain,
+                   "priority class name")
     return GroupSettings(
         policy=policy,
         topology=parse_topology(obj.get("schedulingConstraints"), f"{at}schedulingConstraints"),
