@@ -454,6 +454,15 @@ def _mutated(tmp_path: Path, example: str, doc: int, path: str, value: Any) -> P
      ("Node/node-z0-b0-r0-h0: status.capacity.cpu: must not be negative",)),
     ("cluster-small", 1, "status.capacity.pods", 1.5,
      ("Node/node-z0-b0-r0-h0: status.capacity.pods: pods must be a whole number",)),
+    # a PodGang's pod is referenced once (twice: an error naming no file, from the tree)
+    ("grove-podgang", 0, "spec.podgroups.1.podReferences.2.name",
+     "trtllm-0-model-0-worker-4hzq7",
+     ("PodGang/trtllm-0: spec.podgroups[1].podReferences[2].name: pod "
+      "serving/trtllm-0-model-0-worker-4hzq7 is already referenced by podgroup",)),
+    ("grove-podgang", 0, "spec.podgroups.1.podReferences.0.name",
+     "trtllm-0-model-0-leader-x8k2p",
+     ("spec.podgroups[1].podReferences[0].name: pod serving/trtllm-0-model-0-leader-x8k2p is "
+      "already referenced by podgroup 'trtllm-0-model-0-leader'",)),
     # Volcano's JobSpec.Plugins is a map[string][]string
     ("volcano-job", 0, "spec.plugins.env", "x",
      ("Job/llm-train", "spec.plugins.env: must be a list")),
@@ -496,3 +505,23 @@ def test_a_topology_defined_twice_is_an_error(command: str, example: str, api_gr
     assert_one_line_error(run(command, *args), f"{bad}[doc {len(docs)}]: Topology/{name}: ",
                           f"duplicate Topology '{name} ({api_group})', first defined at "
                           f"{bad}[doc {docs.index(topology)}]")
+
+
+def test_validate_names_the_file_of_a_tree_the_cluster_levels_make_invalid(
+        run: Run, tmp_path: Path) -> None:
+    """A group config's required key wider than its PodGang's is found once the tree is
+    built; validate names the file and document, as place does."""
+    import yaml
+
+    docs = [d for d in yaml.safe_load_all((EXAMPLES / "grove-podgang.yaml").read_text()) if d]
+    spec = docs[0]["spec"]
+    spec["topologyConstraint"]["packConstraint"]["required"] = "gangsched.io/rack"
+    config = spec["topologyConstraintGroupConfigs"][0]["topologyConstraint"]
+    config["packConstraint"]["required"] = "gangsched.io/block"
+    bad = _write(tmp_path, yaml.safe_dump_all(docs, sort_keys=False), "wide.yaml")
+    for command in ("validate", "place"):
+        result = run(command, EXAMPLES / "cluster-small.yaml", bad)
+        assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+        [line] = result.stderr.splitlines()
+        assert line.startswith(f"error: {bad}[doc 0]: PodGang/serving/trtllm-0: "), line
+        assert "required topology 'gangsched.io/block' is wider than its parent's" in line

@@ -65,8 +65,9 @@ def problems(files: list[Path], ignore_unknown: bool, topology: str | None,
         assert w.tree is not None
         try:
             validate(w.tree, levels)
-        except GangschedError as e:
-            lines.append(f"{w.kind}/{w.name}: {e}")
+        except GangschedError as e:  # as place reports it (batch.check_trees): its file too
+            where = f"{w.source}: " if w.source else ""
+            lines.append(f"{where}{w.kind}/{w.name}: {e}")
     return lines
 
 

@@ -602,6 +602,7 @@ def parse_podgang(obj: Mapping[str, Any], origin: Origin | None = None) -> PodGa
         namespace = as_str(meta.get("namespace"), "metadata.namespace") or "default"
         spec = as_mapping(obj.get("spec"), "spec")
         groups: list[GangGroup] = []
+        referenced: dict[str, str] = {}  # pod -> the podgroup listing it
         if spec.get("podgroups") is None:
             raise InputError("is required", field="spec.podgroups")
         for item, path in mappings(spec.get("podgroups"), "spec.podgroups"):
@@ -614,7 +615,12 @@ def parse_podgang(obj: Mapping[str, Any], origin: Origin | None = None) -> PodGa
                 if ns != namespace:
                     raise InputError(f"pod reference in namespace {ns!r}, not the PodGang's "
                                      f"{namespace!r}", field=f"{rpath}.namespace")
-                refs.append(f"{ns}/{required_str(ref, 'name', rpath)}")
+                pod = f"{ns}/{required_str(ref, 'name', rpath)}"
+                if pod in referenced:  # a pod belongs to one podgroup, once
+                    raise InputError(f"pod {pod} is already referenced by podgroup "
+                                     f"{referenced[pod]!r}", field=f"{rpath}.name")
+                referenced[pod] = gname
+                refs.append(pod)
             minimum = _int32(item, "minReplicas", path, None)
             if minimum is None:
                 raise InputError("is required", field=f"{path}.minReplicas")
