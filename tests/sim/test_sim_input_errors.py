@@ -60,8 +60,11 @@ def test_a_trace_without_workloads_is_an_error(tmp_path: Path, text: str) -> Non
         ({"roles": [{**ROLE, "pods_per_replica": 10**8}]}, ["t.jsonl:1", "roles[0]", "pods"]),
         ({"roles": [{**ROLE, "name": "x", "replicas": 50_000}, {**ROLE, "replicas": 60_000}]},
          ["t.jsonl:1", "roles[1]", "pods"]),
+        ({"roles": [{**ROLE, "max_pods_per_node": 10**30}]},
+         ["t.jsonl:1", "roles[0].max_pods_per_node", "<="]),
     ],
-    ids=["arrival", "duration", "priority", "replicas", "pods_per_replica", "two roles"],
+    ids=["arrival", "duration", "priority", "replicas", "pods_per_replica", "two roles",
+         "max_pods_per_node"],
 )
 def test_absurd_trace_quantities_are_errors(tmp_path: Path, fields: dict[str, object],
                                             fragments: list[str]) -> None:

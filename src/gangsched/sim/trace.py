@@ -339,7 +339,7 @@ def _role_spec(ln: _Line, obj: object, field: str) -> RoleSpec:
     if replicas * ppr > MAX_PODS:
         raise ln.error(f"{replicas:,} replicas of {ppr:,} pods: {replicas * ppr:,} pods; "
                        f"at most {MAX_PODS:,} per workload", field)
-    cap = _int(ln, obj, "max_pods_per_node", f"{field}.max_pods_per_node", None, 1)
+    cap = _int(ln, obj, "max_pods_per_node", f"{field}.max_pods_per_node", None, 1, MAX_PODS)
     entry = obj.get("entry_requests")
     selector = _selector(ln, obj.get("node_selector"), f"{field}.node_selector")
     return RoleSpec(
