@@ -6,6 +6,8 @@ split over two racks."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from gangsched.cluster.state import ClusterState
 from gangsched.gang import Constraint, Group
 from gangsched.placement import place
@@ -14,7 +16,7 @@ from gangsched.placement.exact import solve
 from gangsched.placement.verify import verify
 from gangsched.scheduler.capacity import pins_of
 from gangsched.scheduler.tree import residual
-from gangsched.testing.builders import group, node, podset
+from gangsched.testing.builders import GPU, group, node, podset
 
 BLOCK = "example.com/block"
 RACK = "example.com/rack"
@@ -77,3 +79,23 @@ def test_the_rest_of_a_running_gang_goes_to_its_own_rack_not_the_first_named_ali
     got = place(rest, state, commit=False)
     assert got.admitted and got.assignments
     assert {n.split("-")[0] for n in got.assignments.values()} == {"b1"}
+
+
+def test_a_value_pinned_names_every_domain_of_that_value() -> None:
+    # a pin on rack r0 (a gang tree's Constraint.value) allows either rack named r0; with
+    # b0's r0 full, the gang goes to b1's, as the solver and the verifier allow
+    state = two_blocks()
+    txn = state.begin()
+    txn.place(np.array([0, 1]), np.array([8, 8]), state.shape({GPU: 1}))
+    txn.commit()
+    unit = group("job", [podset("job/w", 2, gpu=8)], topology=(Constraint(RACK, value="r0"),))
+    assert solve(unit, state, time_limit=10).feasible
+    for opts in (Options(), Options(exact=0)):
+        d = place(unit, state, opts, commit=False)
+        assert d.admitted, d.reason
+        assert sorted(d.assignments.values()) == ["b1-h0", "b1-h1"]
+        assert verify(unit, state, d.assignments) == []
+    # a value no rack has is still refused, saying so
+    none = group("job", [podset("job/w", 1, gpu=8)], topology=(Constraint(RACK, value="r9"),))
+    d = place(none, state, Options(exact=0), commit=False)
+    assert not d.admitted and "r9" in d.reason

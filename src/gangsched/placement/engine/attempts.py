@@ -21,8 +21,18 @@ Attempts, in order; the first that places the minimum wins:
    search has spent its dry runs (``Options.max_dry_runs``, for all attempts together)
    goes to it at once.
 
+The solver is asked earlier, once, when a small unit's attempts have spent
+``Options.exact_after`` dry runs: the attempt under way stops there, and a unit the
+solver proves infeasible is rejected at once (every attempt would fail; a search of its
+own minimum, with a tenth of the dry runs, explains it when none ran yet); otherwise the
+stopped attempt is searched again from its start, so the decision is the one the whole
+search makes. An attempt whose raised minimum is more pods than could fit at all (per pod
+set, its pods or the room the nodes have for it) is skipped once an attempt failed.
+
 A unit of no minimum whose extras placed no pod where its (empty) minimum went is
-searched once more asking for one pod, over every domain, and grown from there.
+searched once more asking for one pod, over every domain, and grown from there; when
+that finds none either and the unit is small, the solver's placement of its most pods
+is taken.
 
 The unit's dry runs are shared by its attempts: a tree whose search space is large is
 not searched whole once per attempt (on 33 nodes, eight attempts of 14,500 dry runs each
@@ -40,12 +50,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 import numpy as np
 
 from gangsched.cluster.state import ClusterState
-from gangsched.gang import PodSet, TreeNode, minimum_pods
+from gangsched.gang import PodSet, TreeNode, minimum_pods, podsets
 from gangsched.placement.decision import Decision, GroupOutcome
 from gangsched.placement.engine.domains import Domains
 from gangsched.placement.engine.exact_attempt import decide as exact_decision
@@ -64,6 +74,9 @@ from gangsched.placement.engine.values import (
     Placement,
     Status,
 )
+
+if TYPE_CHECKING:
+    from gangsched.placement.exact import ExactResult
 
 
 class Attempt(NamedTuple):
@@ -168,16 +181,17 @@ FLOOR_SHARE = 10
 
 
 def run(attempt: Attempt, facts: Facts, domains: Domains, opts: Options,
-        dry_runs: int) -> Outcome:
+        dry_runs: int, probe_at: int = -1) -> Outcome:
     """Search the attempt's tree for its minimum over the whole cluster, in at most
-    ``dry_runs`` placement attempts."""
-    budget = Budget(attempt.backtrack, attempt.score, dry_runs)
+    ``dry_runs`` placement attempts; stopped at ``probe_at`` of them (``Budget``)."""
+    budget = Budget(attempt.backtrack, attempt.score, dry_runs, probe_at=probe_at)
     search = Search(facts, domains, opts, budget, pack=attempt.node_order == "pack",
                     own=attempt.own, caps_first=attempt.caps_first, deep=attempt.deep)
     if search.log is not None:
         search.log.attempt(search, attempt.node_order == "pack", attempt.tree, facts.unit,
                            attempt.implied)
     root = search.first(attempt.tree)
+    budget.probe_at = -1  # the extras and an explanation are not stopped
     if root is None:
         return Outcome(Status(Code.UNSCHEDULABLE), search)
     return Outcome(SUCCESS, search, root)
@@ -208,8 +222,26 @@ def place(
     explainer: Outcome | None = None  # the first failed attempt at the unit's own minimum
     pool = opts.max_dry_runs  # the unit's dry runs, all attempts told
     floor = max(1, opts.max_dry_runs // FLOOR_SHARE)
+    # the exact solver's answer, once asked (exact_attempt.py); it is asked when the
+    # unit's attempts have spent ``ask`` dry runs
+    solver: tuple[ExactResult | None, bool] | None = None
+    ask = opts.exact_after if opts.exact > 0 and opts.exact_after > 0 else 0
+    room: int | None = None  # at most how many pods fit (known once an attempt failed)
     for attempt in attempts(unit, facts, opts, minimum):
-        outcome = run(attempt, facts, domains, opts, max(pool, floor))
+        if (room is not None and attempt.tree is not unit and not attempt.implied
+                and minimum_pods(attempt.tree) > room):
+            continue  # a raised minimum more pods than could ever fit: cannot place
+        spent = opts.max_dry_runs - pool
+        probe = ask - spent if solver is None and ask > spent else -1
+        outcome = run(attempt, facts, domains, opts, max(pool, floor), probe)
+        if outcome.search.budget.stopped:  # the search runs long: the solver first
+            outcome.search.txn.discard()
+            if outcome.search.log is not None:
+                outcome.search.log.stopped()
+            solver = _ask(unit, facts, opts)
+            if solver[1]:
+                break  # proven infeasible: every attempt would fail
+            outcome = run(attempt, facts, domains, opts, max(pool, floor))  # all of it
         pool -= outcome.search.budget.dry_runs
         if outcome.status.success:
             won = outcome
@@ -218,18 +250,20 @@ def place(
             explainer = outcome  # keeps its (empty) transaction open for its explanation
         else:
             outcome.search.txn.discard()
+        if room is None:
+            room = _room(unit, facts)
         if attempt.tree is unit and outcome.search.bounded_out:
             break  # no domain can hold the minimum: the other node order cannot either
         if (attempt.tree is unit and pool <= 0 and opts.exact > 0
                 and small(unit, state, opts.exact)):
             break  # the search ran out of dry runs on a small unit: the solver decides it
     if won is None:
-        assert explainer is not None
+        if explainer is None:  # proven infeasible first: a search of the minimum explains
+            explainer = run(Attempt(unit, opts.node_order, opts.backtrack_budget,
+                                    opts.score_budget, unit), facts, domains, opts, floor)
         search = explainer.search
         if not search.bounded_out and opts.exact > 0:  # the last attempt: the exact solver
-            got = solved(unit, facts, opts)
-            if search.log is not None:
-                search.log.solver(got is not None)
+            got = (solver if solver is not None else _ask(unit, facts, opts))[0]
             if got is not None:
                 search.txn.discard()
                 return exact_decision(unit, facts, got, minimum, commit,
@@ -247,7 +281,8 @@ def place(
     if opts.extras and root.placed < size:
         search.budget.backtrack = 0
         grow(search, root, size)
-    if root.placed == 0 and minimum == 0 and size > 0 and opts.extras:
+    if (root.placed == 0 and minimum == 0 and size > 0 and opts.extras
+            and (room if room is not None else _room(unit, facts)) > 0):
         # nothing required and the extras found no room where the minimum went (their
         # choices are first feasible, without backtracking): search once more for one
         # pod, over every domain, and grow the extras from there
@@ -262,6 +297,12 @@ def place(
             grow(search, root, size)
         else:
             again.search.txn.discard()
+            # nor that search: the exact solver's most pods, for a small unit
+            got = _ask(unit, facts, opts, most=True)[0]
+            if got is not None:
+                search.txn.discard()
+                return exact_decision(unit, facts, got, minimum, commit,
+                                      search.budget.dry_runs)
     # decide: a unit without a minimum that placed nothing is not admitted
     status = SUCCESS
     if not (root.placed > 0 or minimum > 0 or unit.size == 0):
@@ -273,6 +314,31 @@ def place(
     else:
         search.txn.discard()
     return _decision(unit, state, status, root, minimum, search.budget.dry_runs, facts)
+
+
+def _ask(unit: TreeNode, facts: Facts, opts: Options, most: bool = False
+         ) -> tuple[ExactResult | None, bool]:
+    """The exact solver's answer for the unit's minimum, or its most pods
+    (:func:`.exact_attempt.solved`), recorded in the search log when one is kept."""
+    got = solved(unit, facts, opts, most)
+    log = current()
+    if log is not None:
+        log.solver(got[0] is not None)
+    return got
+
+
+def _room(unit: TreeNode, facts: Facts) -> int:
+    """At most how many of the unit's pods fit now, in any tree of its attempts: per pod
+    set, its pods or what the nodes its requirements allow could take (each at most its
+    per-node cap), whichever is fewer."""
+    state = facts.state
+    total = 0
+    for ps in podsets(unit):
+        shape, n = facts.shape(ps), len(ps.pods)
+        if n and not shape.impossible:
+            fit = state.capacity(shape, ps.requirements, ps.max_pods_per_node)
+            total += min(n, int(np.minimum(fit, n).sum()))
+    return total
 
 
 def place_all(

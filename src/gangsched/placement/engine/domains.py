@@ -168,18 +168,28 @@ class Domains:
         assert lv is not None
         return lv
 
-    def pin(self, key: str, value: str, lo: int, hi: int) -> tuple[int, int]:
-        """The part of [lo, hi) inside the domain of ``key`` whose label is ``value``
-        (empty when there is none)."""
-        lv = self.topo.level_for(key)
-        assert lv is not None, f"{key} is not a level of the chain"
-        if hi <= lo:
-            return lo, lo
-        d0, d1 = int(lv.node_domain[lo]), int(lv.node_domain[hi - 1]) + 1
-        for d in range(d0, d1):
-            if lv.valid[d] and lv.values[d] == value:
-                return max(int(lv.starts[d]), lo), min(int(lv.ends[d]), hi)
-        return lo, lo
+    def pinned(self, pins: list[Constraint], lo: int, hi: int
+               ) -> tuple[list[tuple[int, int]], Constraint | None]:
+        """The parts of [lo, hi) inside a domain of every pin's key whose label is its
+        value, in index order (a value may name several domains of a level: racks
+        named alike in two blocks), and None; or no part and the first pin none
+        matched."""
+        ranges = [(lo, hi)]
+        for con in pins:
+            assert con.value is not None
+            lv = self.topo.level_for(con.key)
+            assert lv is not None, f"{con.key} is not a level of the chain"
+            got: list[tuple[int, int]] = []
+            for a, b in ranges:
+                if a >= b:
+                    continue
+                d0, d1 = int(lv.node_domain[a]), int(lv.node_domain[b - 1]) + 1
+                got += [(max(int(lv.starts[d]), a), min(int(lv.ends[d]), b))
+                        for d in range(d0, d1) if lv.valid[d] and lv.values[d] == con.value]
+            if not got:
+                return [], con
+            ranges = got
+        return ranges, None
 
     def outer(self, node: TreeNode, c: Candidate, scope: Scope, spill: Spill) -> Spill:
         """Where extras may spill, in order, when the chosen domain is full: a node without

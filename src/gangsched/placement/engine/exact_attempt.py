@@ -13,6 +13,12 @@ What it finds is kept only when the independent verifier (:mod:`gangsched.placem
 passes it, and it is the minimum alone: preferred constraints are not weighed there and
 extras are not grown (they come when the scheduler next grows the unit). Each set's pods
 are charged as the search charges them, with the exclusive domains they hold.
+
+It is also asked earlier, once, when the search of a small unit runs long
+(``Options.exact_after`` dry runs, all attempts told): a unit it proves infeasible is
+rejected then, since every further attempt would fail too (the search places nothing
+the verifier refuses, and the MILP is exact for the verifier's rules). Otherwise the
+search goes on as if it had not been asked, and its answer is kept for the end.
 """
 
 from __future__ import annotations
@@ -42,26 +48,31 @@ def small(unit: TreeNode, state: ClusterState, limit: int) -> bool:
     pairs = 0
     for ps in podsets(unit):
         shape = state.shape(ps.requests)
-        if not shape.impossible:
+        if ps.pods and not shape.impossible:  # a set of no pods takes none anywhere
             pairs += int(np.count_nonzero(state.cached(shape, ps.requirements).fit))
         if pairs > limit:
             return False
     return next(islice(walk(unit), MAX_TREE, None), None) is None
 
 
-def solved(unit: TreeNode, facts: Facts, opts: Options) -> ExactResult | None:
-    """The MILP's placement of the unit's minimum, verified; None when it finds none
-    (infeasible, or not found within the node limit) or the unit is too large."""
+def solved(unit: TreeNode, facts: Facts, opts: Options, most: bool = False
+           ) -> tuple[ExactResult | None, bool]:
+    """(the MILP's placement of the unit's minimum, or with ``most`` of the most pods it
+    can place, verified and of at least one pod, or None; whether the MILP proved that
+    nothing satisfies the unit). (None, False) when it finds no placement within its
+    node limit, or the unit is too large to ask."""
     state = facts.state
     if opts.exact <= 0 or not small(unit, state, opts.exact):
-        return None
+        return None, False
     from gangsched.placement.exact import solve  # scipy's solver: loaded when first asked
 
-    got = solve(unit, state, time_limit=TIME_LIMIT, maximize=False,
+    got = solve(unit, state, time_limit=TIME_LIMIT, maximize=most,
                 node_limit=opts.exact_nodes)
+    if got.status == "infeasible":
+        return None, True
     if not got.feasible or not got.assignments or verify(unit, state, got.assignments):
-        return None
-    return got
+        return None, False
+    return got, False
 
 
 def decide(unit: TreeNode, facts: Facts, got: ExactResult, minimum: int, commit: bool,

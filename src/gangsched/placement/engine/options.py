@@ -56,6 +56,10 @@ class Options:
     # ``exact_nodes`` nodes, so the decision does not depend on the machine's speed
     exact: int = 1_000
     exact_nodes: int = 2_000
+    # ... and once the search of such a unit has spent this many dry runs (0: only at the
+    # end): a unit the solver proves infeasible is rejected then, without the rest of
+    # the search (the search goes on otherwise, as if the solver had not been asked)
+    exact_after: int = 1_000
 
 
 DEFAULT = Options()

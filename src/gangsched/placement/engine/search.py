@@ -56,6 +56,10 @@ class Budget:
     score: int  # dry runs for scoring candidates (none while a scoring dry run runs)
     max_dry_runs: int  # placement attempts, all told
     dry_runs: int = 0  # placement attempts so far
+    # the search stops at this many placement attempts (-1: never) for the exact solver
+    # to be asked first (attempts.place: a long search of a small unit), and says so
+    probe_at: int = -1
+    stopped: bool = False
 
     def spend_backtrack(self) -> bool:
         if self.backtrack <= 0:
@@ -105,19 +109,35 @@ class Search:
         """Placements of node's minimum inside [lo, hi) (the selected nodes of it, when
         ``sel`` is given), best first; each is live in the transaction while the consumer
         holds it and undone when the consumer asks for the next one."""
-        facts, budget, txn = self.facts, self.budget, self.txn
-        cross = facts.cross_constraint(node)
+        cross = self.facts.cross_constraint(node)
         if cross is not None:
             yield from self._crossing(node, cross, (lo, hi, sel), spill)
             return
+        pins = [con for con in node.topology if con.value is not None and con.mode == "required"]
+        if not pins:
+            yield from self._within(node, lo, hi, spill, sel)
+            return
+        ranges, outside = self.domains.pinned(pins, lo, hi)
+        if outside is not None:
+            self.notes.pinned_outside(node, outside)
+            return
+        # each domain the pins name (a value may name several: racks named alike in two
+        # blocks), in index order; the root is bounded out only when it is in all
+        out = []
+        for plo, phi in ranges:
+            self.bounded_out = False
+            yield from self._within(node, plo, phi, spill, sel)
+            out.append(self.bounded_out)
+        self.bounded_out = all(out)
+
+    def _within(
+        self, node: TreeNode, lo: int, hi: int, spill: Spill, sel: np.ndarray | None
+    ) -> Iterator[Placement]:
+        """:meth:`alternatives` inside [lo, hi), with no constraint outside the chain and
+        the node's pins applied."""
+        facts, budget, txn = self.facts, self.budget, self.txn
         yielded = any_cands = False
         seen: list[Seen] = []
-        for con in node.topology:
-            if con.value is not None and con.mode == "required":
-                lo, hi = self.domains.pin(con.key, con.value, lo, hi)
-                if lo >= hi:
-                    self.notes.pinned_outside(node, con)
-                    return
         required = facts.required_levels(node)
         for level in self.domains.tiers(node):
             # a domain narrower than the required ones lies in a valid domain of each
@@ -228,7 +248,11 @@ class Search:
         """Placements of node's minimum inside candidate c, best first, as
         :meth:`alternatives` yields them: a pod set's one; a group's, one per way its
         depth-first search satisfies it (:meth:`_place_group`)."""
-        self.budget.dry_runs += 1
+        budget = self.budget
+        budget.dry_runs += 1
+        if budget.dry_runs == budget.probe_at:  # no more after this one: see Budget
+            budget.stopped = True
+            budget.max_dry_runs = budget.dry_runs
         outer = self.domains.outer(node, c, scope, spill)
         if isinstance(node, PodSet):
             res = SetPlacement(node, c.lo, c.hi, outer, c, c.sel)

@@ -97,8 +97,16 @@ class SearchLog:
         self.attempts.append(log)
         self._current = log
 
+    def stopped(self) -> None:
+        """The attempt under way stopped for the exact solver to be asked first: it is
+        searched again whole, or not at all, so its record goes."""
+        if self._current in self.attempts:
+            self.attempts.remove(self._current)
+        self._current = None
+
     def solver(self, placed: bool) -> None:
-        """The exact solver was asked for the unit's minimum, after every search."""
+        """The exact solver was asked for the unit's minimum (or, for a unit of no
+        minimum, its most pods): after every search, or once a search ran long."""
         log = AttemptLog(len([a for a in self.attempts if not a.explanation]) + 1, True, True,
                          exact=True, placed=placed)
         self.attempts.append(log)
