@@ -31,8 +31,8 @@ set, its pods or the room the nodes have for it) is skipped once an attempt fail
 
 A unit of no minimum whose extras placed no pod where its (empty) minimum went is
 searched once more asking for one pod, over every domain, and grown from there; when
-that finds none either and the unit is small, the solver's placement of its most pods
-is taken.
+that finds none either and the unit is small, the solver's placement of the fewest pods
+(one or more) is taken.
 
 The unit's dry runs are shared by its attempts: a tree whose search space is large is
 not searched whole once per attempt (on 33 nodes, eight attempts of 14,500 dry runs each
@@ -297,8 +297,9 @@ def place(
             grow(search, root, size)
         else:
             again.search.txn.discard()
-            # nor that search: the exact solver's most pods, for a small unit
-            got = _ask(unit, facts, opts, most=True)[0]
+            # nor that search: the exact solver's fewest pods (one or more), for a small
+            # unit; extras come when the unit is next grown, as after the last attempt
+            got = _ask(one, facts, opts)[0]
             if got is not None:
                 search.txn.discard()
                 return exact_decision(unit, facts, got, minimum, commit,
@@ -316,11 +317,10 @@ def place(
     return _decision(unit, state, status, root, minimum, search.budget.dry_runs, facts)
 
 
-def _ask(unit: TreeNode, facts: Facts, opts: Options, most: bool = False
-         ) -> tuple[ExactResult | None, bool]:
-    """The exact solver's answer for the unit's minimum, or its most pods
-    (:func:`.exact_attempt.solved`), recorded in the search log when one is kept."""
-    got = solved(unit, facts, opts, most)
+def _ask(unit: TreeNode, facts: Facts, opts: Options) -> tuple[ExactResult | None, bool]:
+    """The exact solver's answer for the unit's minimum (:func:`.exact_attempt.solved`),
+    recorded in the search log when one is kept."""
+    got = solved(unit, facts, opts)
     log = current()
     if log is not None:
         log.solver(got[0] is not None)

@@ -55,18 +55,16 @@ def small(unit: TreeNode, state: ClusterState, limit: int) -> bool:
     return next(islice(walk(unit), MAX_TREE, None), None) is None
 
 
-def solved(unit: TreeNode, facts: Facts, opts: Options, most: bool = False
-           ) -> tuple[ExactResult | None, bool]:
-    """(the MILP's placement of the unit's minimum, or with ``most`` of the most pods it
-    can place, verified and of at least one pod, or None; whether the MILP proved that
-    nothing satisfies the unit). (None, False) when it finds no placement within its
-    node limit, or the unit is too large to ask."""
+def solved(unit: TreeNode, facts: Facts, opts: Options) -> tuple[ExactResult | None, bool]:
+    """(the MILP's placement of the unit's minimum, verified and of at least one pod, or
+    None; whether the MILP proved that nothing satisfies the unit). (None, False) when it
+    finds no placement within its node limit, or the unit is too large to ask."""
     state = facts.state
     if opts.exact <= 0 or not small(unit, state, opts.exact):
         return None, False
     from gangsched.placement.exact import solve  # scipy's solver: loaded when first asked
 
-    got = solve(unit, state, time_limit=TIME_LIMIT, maximize=most,
+    got = solve(unit, state, time_limit=TIME_LIMIT, maximize=False,
                 node_limit=opts.exact_nodes)
     if got.status == "infeasible":
         return None, True
