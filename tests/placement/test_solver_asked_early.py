@@ -89,3 +89,39 @@ def test_a_unit_the_search_alone_cannot_place_is_still_rejected_when_asked_early
     for opts in (Options(exact_after=1), LATE):
         d = place(mixed, two, opts, commit=False)
         assert not d.admitted and "mix" in d.reason
+
+
+def test_a_unit_of_no_minimum_the_search_places_nothing_of_takes_the_solvers_fewest() -> None:
+    # reduced from the random-tree fuzzing: one pod fits (on n1: n3 already runs more of
+    # its group than the group's cap of one per node), but the search's one-pod retry
+    # finds no place for it
+    from dataclasses import replace
+
+    from gangsched.api.types import Node
+    from gangsched.cluster.state import ClusterState
+    from gangsched.gang import Constraint
+    from gangsched.placement.verify import verify
+    from gangsched.testing.builders import HOST, group, podset
+
+    pool, switch = "example.com/pool", "example.com/switch"
+    nodes = [
+        Node("n1", {pool: "p0", HOST: "n1"},
+             allocatable={"cpu": 32_000, "memory": 16 << 30, "pods": 6, "nvidia.com/gpu": 8}),
+        Node("n3", {pool: "p0", HOST: "n3"},
+             allocatable={"cpu": 32_000, "memory": 32 << 30, "pods": 6, "nvidia.com/gpu": 2}),
+        Node("n5", {pool: "p2", switch: "s1", HOST: "n5"},
+             allocatable={"cpu": 8_000, "memory": 16 << 30, "pods": 6}),
+    ]
+    state = ClusterState.from_nodes(nodes, [], keys={pool, switch, HOST})
+    one = replace(group("job/c/h/one", [podset("job/c/h/one/z", 1, gpu=2, min_pods=0)],
+                        min_groups=1), max_pods_per_node=1, held_per_node={"n3": 2})
+    empty = podset("job/c/h/e", 0, gpu=1, topology=(Constraint(switch, exclusive="setA"),))
+    host = replace(group("job/c/h", [one, empty], min_groups=0, topology=(Constraint(HOST),)),
+                   max_pods_per_node=2)
+    unit = group("job", [group("job/c", [host], min_groups=0)], min_groups=1,
+                 topology=(Constraint(pool, value="p0"),))
+    assert not place(unit, state, Options(exact=0), commit=False).admitted
+    d = place(unit, state, commit=False)
+    assert d.admitted and verify(unit, state, d.assignments) == []
+    assert d.assignments == {"default/job-c-h-one-z-0": "n1"}
+    assert d.minimum_pods == 0 and d.extra_pods == 1
