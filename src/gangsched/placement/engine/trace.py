@@ -105,8 +105,8 @@ class SearchLog:
         self._current = None
 
     def solver(self, placed: bool) -> None:
-        """The exact solver was asked for the unit's minimum (or, for a unit of no
-        minimum, its most pods): after every search, or once a search ran long."""
+        """The exact solver was asked for the unit's minimum (for a unit of no minimum,
+        its fewest pods, one or more): after every search, or once a search ran long."""
         log = AttemptLog(len([a for a in self.attempts if not a.explanation]) + 1, True, True,
                          exact=True, placed=placed)
         self.attempts.append(log)
