@@ -27,7 +27,10 @@ solver proves infeasible is rejected at once (every attempt would fail; a search
 own minimum, with a tenth of the dry runs, explains it when none ran yet); otherwise the
 stopped attempt is searched again from its start, so the decision is the one the whole
 search makes. An attempt whose raised minimum is more pods than could fit at all (per pod
-set, its pods or the room the nodes have for it) is skipped once an attempt failed.
+set, its pods or the room the nodes have for it) is skipped. A unit whose minimum is
+more pods than could fit at all (that room, inside the domains its pinned values name)
+is rejected before any attempt: a search of its minimum with a tenth of the dry runs
+explains it (a unit of no minimum with room for no pod, when no explanation is asked).
 
 A unit of no minimum whose extras placed no pod where its (empty) minimum went is
 searched once more asking for one pod, over every domain, and grown from there; when
@@ -55,7 +58,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 import numpy as np
 
 from gangsched.cluster.state import ClusterState
-from gangsched.gang import PodSet, TreeNode, minimum_pods, podsets
+from gangsched.gang import PodSet, TreeNode, minimum_pods
 from gangsched.placement.decision import Decision, GroupOutcome
 from gangsched.placement.engine.domains import Domains
 from gangsched.placement.engine.exact_attempt import decide as exact_decision
@@ -226,10 +229,13 @@ def place(
     # unit's attempts have spent ``ask`` dry runs
     solver: tuple[ExactResult | None, bool] | None = None
     ask = opts.exact_after if opts.exact > 0 and opts.exact_after > 0 else 0
-    room: int | None = None  # at most how many pods fit (known once an attempt failed)
-    for attempt in attempts(unit, facts, opts, minimum):
-        if (room is not None and attempt.tree is not unit and not attempt.implied
-                and minimum_pods(attempt.tree) > room):
+    room = _room(unit, facts, domains)  # at most how many pods fit
+    if minimum == 0 and room == 0 and unit.size > 0 and not opts.explain:
+        status = Status(Code.UNSCHEDULABLE, (f"{unit.name}: no pod fits",))
+        return _decision(unit, state, status, None, minimum, 0, facts)
+    infeasible = room < minimum  # no attempt can place it, nor the solver
+    for attempt in () if infeasible else attempts(unit, facts, opts, minimum):
+        if attempt.tree is not unit and not attempt.implied and minimum_pods(attempt.tree) > room:
             continue  # a raised minimum more pods than could ever fit: cannot place
         spent = opts.max_dry_runs - pool
         probe = ask - spent if solver is None and ask > spent else -1
@@ -239,8 +245,9 @@ def place(
             if outcome.search.log is not None:
                 outcome.search.log.stopped()
             solver = _ask(unit, facts, opts)
-            if solver[1]:
-                break  # proven infeasible: every attempt would fail
+            infeasible = solver[1]
+            if infeasible:
+                break  # every attempt would fail
             outcome = run(attempt, facts, domains, opts, max(pool, floor))  # all of it
         pool -= outcome.search.budget.dry_runs
         if outcome.status.success:
@@ -250,8 +257,6 @@ def place(
             explainer = outcome  # keeps its (empty) transaction open for its explanation
         else:
             outcome.search.txn.discard()
-        if room is None:
-            room = _room(unit, facts)
         if attempt.tree is unit and outcome.search.bounded_out:
             break  # no domain can hold the minimum: the other node order cannot either
         if (attempt.tree is unit and pool <= 0 and opts.exact > 0
@@ -259,10 +264,14 @@ def place(
             break  # the search ran out of dry runs on a small unit: the solver decides it
     if won is None:
         if explainer is None:  # proven infeasible first: a search of the minimum explains
+            if not opts.explain:
+                status = Status(Code.UNSCHEDULABLE, (f"{unit.name}: does not fit",))
+                return _decision(unit, state, status, None, minimum,
+                                 opts.max_dry_runs - pool, facts)
             explainer = run(Attempt(unit, opts.node_order, opts.backtrack_budget,
                                     opts.score_budget, unit), facts, domains, opts, floor)
         search = explainer.search
-        if not search.bounded_out and opts.exact > 0:  # the last attempt: the exact solver
+        if not search.bounded_out and opts.exact > 0 and not infeasible:  # the exact solver
             got = (solver if solver is not None else _ask(unit, facts, opts))[0]
             if got is not None:
                 search.txn.discard()
@@ -281,8 +290,7 @@ def place(
     if opts.extras and root.placed < size:
         search.budget.backtrack = 0
         grow(search, root, size)
-    if (root.placed == 0 and minimum == 0 and size > 0 and opts.extras
-            and (room if room is not None else _room(unit, facts)) > 0):
+    if root.placed == 0 and minimum == 0 and size > 0 and opts.extras and room > 0:
         # nothing required and the extras found no room where the minimum went (their
         # choices are first feasible, without backtracking): search once more for one
         # pod, over every domain, and grow the extras from there
@@ -327,18 +335,28 @@ def _ask(unit: TreeNode, facts: Facts, opts: Options) -> tuple[ExactResult | Non
     return got
 
 
-def _room(unit: TreeNode, facts: Facts) -> int:
-    """At most how many of the unit's pods fit now, in any tree of its attempts: per pod
+def _room(node: TreeNode, facts: Facts, domains: Domains,
+          ranges: list[tuple[int, int]] | None = None) -> int:
+    """At most how many of the node's pods fit now, in any tree of its attempts: per pod
     set, its pods or what the nodes its requirements allow could take (each at most its
-    per-node cap), whichever is fewer."""
-    state = facts.state
-    total = 0
-    for ps in podsets(unit):
-        shape, n = facts.shape(ps), len(ps.pods)
-        if n and not shape.impossible:
-            fit = state.capacity(shape, ps.requirements, ps.max_pods_per_node)
-            total += min(n, int(np.minimum(fit, n).sum()))
-    return total
+    per-node cap), whichever is fewer; only the nodes inside ``ranges`` and inside the
+    domains the pinned values on its path name (of keys of the chain) count."""
+    pins = [c for c in node.topology
+            if c.mode == "required" and c.value is not None and facts.topo.nested(c.key)]
+    if pins:
+        whole = ranges if ranges is not None else [(0, facts.state.n_nodes)]
+        ranges = [r for lo, hi in whole for r in domains.pinned(pins, lo, hi)[0]]
+        if not ranges:
+            return 0
+    if not isinstance(node, PodSet):
+        return sum(_room(ch, facts, domains, ranges) for ch in node.children)
+    shape, n = facts.shape(node), len(node.pods)
+    if not n or shape.impossible:
+        return 0
+    fit = facts.state.capacity(shape, node.requirements, node.max_pods_per_node)
+    # min(n, sum(min(fit, n))) is min(n, sum(fit)): a node taking n pods settles both
+    got = int(fit.sum()) if ranges is None else sum(int(fit[lo:hi].sum()) for lo, hi in ranges)
+    return min(n, got)
 
 
 def place_all(

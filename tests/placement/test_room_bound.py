@@ -1,0 +1,90 @@
+"""The room bound (``attempts._room``): at most how many of a unit's pods fit, counted
+inside the domains its pinned values name. A unit whose minimum exceeds it is rejected
+before any search, so the bound must never be below what the exact solver places."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from gangsched.bench.instances import random_instance
+from gangsched.cluster.state import ClusterState
+from gangsched.gang import Group, PodSet, TreeNode, minimum_pods
+from gangsched.placement import place
+from gangsched.placement.engine import Options
+from gangsched.placement.engine import attempts as engine_attempts
+from gangsched.placement.engine.domains import Domains
+from gangsched.placement.engine.facts import Facts
+from gangsched.placement.exact import solve
+
+
+def pinned(node: TreeNode, state: ClusterState, rng: np.random.Generator) -> TreeNode:
+    """The tree with about half of its required constraints pinned to a value their
+    level has (nested pins may name disjoint domains: then nothing fits)."""
+    topo = []
+    for c in node.topology:
+        lv = state.topology.level_for(c.key) if c.mode == "required" else None
+        if lv is not None and rng.random() < 0.5:
+            values = sorted({v for v, ok in zip(lv.values, lv.valid.tolist(), strict=True)
+                             if ok})
+            c = replace(c, value=values[int(rng.integers(len(values)))])
+        topo.append(c)
+    if isinstance(node, PodSet):
+        return replace(node, topology=tuple(topo))
+    return replace(node, topology=tuple(topo),
+                   children=[pinned(ch, state, rng) for ch in node.children])
+
+
+def room(unit: TreeNode, state: ClusterState) -> int:
+    facts = Facts(unit, state)
+    return engine_attempts._room(unit, facts, Domains(facts, True, False, False, False))
+
+
+@pytest.mark.parametrize("pin", [False, True])
+def test_the_room_bounds_what_the_solver_places(pin: bool) -> None:
+    checked = 0
+    for seed in range(60):
+        rng = np.random.default_rng(seed)
+        state, unit = random_instance(rng)
+        tree = pinned(unit, state, rng) if pin else unit
+        bound = room(tree, state)
+        got = solve(tree, state, time_limit=20.0)
+        if got.status == "infeasible":
+            continue
+        if got.status != "optimal":
+            continue  # not proven: nothing to compare with
+        checked += 1
+        assert got.max_pods is not None and got.max_pods <= bound, seed
+        assert minimum_pods(tree) <= bound, seed  # a feasible minimum is never cut off
+    assert checked > 10
+
+
+def test_a_minimum_beyond_the_room_is_rejected_without_a_search(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    searched: list[int] = []
+    run = engine_attempts.run
+
+    def counted(*args: object, **kwargs: object) -> engine_attempts.Outcome:
+        out = run(*args, **kwargs)  # type: ignore[arg-type]
+        searched.append(out.search.budget.dry_runs)
+        return out
+
+    monkeypatch.setattr(engine_attempts, "run", counted)
+    found = 0
+    for seed in range(200):
+        rng = np.random.default_rng(seed)
+        state, unit = random_instance(rng)
+        tree = pinned(unit, state, rng)
+        if not isinstance(tree, Group) or room(tree, state) >= minimum_pods(tree):
+            continue
+        found += 1
+        searched.clear()
+        quiet = place(tree, state, Options(explain=False), commit=False)
+        assert not quiet.admitted and not searched, seed  # no search at all
+        assert solve(tree, state, maximize=False).status == "infeasible", seed
+        loud = place(tree, state, Options(), commit=False)
+        assert not loud.admitted and loud.reason, seed  # explained by one search
+        assert len(searched) == 1, seed
+    assert found > 5
