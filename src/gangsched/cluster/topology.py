@@ -73,6 +73,7 @@ class Topology:
     _name_array: np.ndarray | None = field(default=None, repr=False)
     _paths: dict[int, dict[int, str]] = field(default_factory=dict, repr=False)
     _by_value: dict[str, dict[str, np.ndarray]] = field(default_factory=dict, repr=False)
+    _named: dict[str, dict[str, list[int]]] = field(default_factory=dict, repr=False)
     _cross: dict[str, CrossLevel] = field(default_factory=dict, repr=False)
 
     @property
@@ -119,6 +120,18 @@ class Topology:
             table = {v: np.asarray(ix, dtype=np.int64) for v, ix in groups.items()}
             self._by_value[key] = table
         return table.get(value, np.zeros(0, dtype=np.int64))
+
+    def domains_named(self, level: Level, value: str) -> list[int]:
+        """The domains of ``level`` whose label is ``value``, ascending (several where
+        racks are named alike in two blocks; cached per level key)."""
+        table = self._named.get(level.key)
+        if table is None:
+            table = {}
+            for d, (v, ok) in enumerate(zip(level.values, level.valid.tolist(), strict=True)):
+                if ok:
+                    table.setdefault(v, []).append(d)
+            self._named[level.key] = table
+        return table.get(value, [])
 
     def level_for(self, key: str) -> Level | None:
         """The level for a label key; ``kubernetes.io/hostname`` always resolves (one node each)."""

@@ -354,8 +354,9 @@ def _quiet_stdout() -> Iterator[None]:
 
 def _run(
     model: _Model, sign: float, time_limit: float, presolve: bool = True,
-    node_limit: int | None = None,
+    node_limit: int | None = None, relaxed: bool = False,
 ) -> OptimizeResult:
+    """One HiGHS solve of the model; ``relaxed``: its LP relaxation (no integrality)."""
     constraints = (
         [LinearConstraint(model.a.tocsr(), model.row_lb, model.row_ub)]
         if model.a is not None
@@ -364,7 +365,7 @@ def _run(
     with _STDOUT, _quiet_stdout():  # serialized: each saves and restores descriptor 1
         return milp(
             sign * model.c_pods,
-            integrality=model.integrality,
+            integrality=np.zeros_like(model.integrality) if relaxed else model.integrality,
             bounds=Bounds(model.lb, model.ub),
             constraints=constraints,
             options={"disp": False, "time_limit": max(time_limit, 0.01), "presolve": presolve,
@@ -423,10 +424,14 @@ def solve(
         )
 
     first = _run(model, 1.0, time_limit, node_limit=node_limit)
+    if first.status == 2 and _run(model, 1.0, time_limit, presolve=False,
+                                  relaxed=True).status == 2:
+        return done(False, None, 0, "infeasible", bound=0)  # not even fractionally
     if first.status in (2, 4):
         # HiGHS's presolve can wrongly report infeasibility (seen with scipy 1.17 on
         # models whose solutions verify) or fail with a "solve error"; such verdicts
-        # are confirmed without it
+        # are confirmed without it: by the LP relaxation when that is infeasible too
+        # (cheap: most are), else by the whole model
         first = _run(model, 1.0, time_limit, presolve=False, node_limit=node_limit)
     if first.status == 2:
         return done(False, None, 0, "infeasible", bound=0)

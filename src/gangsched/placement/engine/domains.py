@@ -179,13 +179,13 @@ class Domains:
             assert con.value is not None
             lv = self.topo.level_for(con.key)
             assert lv is not None, f"{con.key} is not a level of the chain"
+            named = self.topo.domains_named(lv, con.value)
             got: list[tuple[int, int]] = []
             for a, b in ranges:
-                if a >= b:
-                    continue
-                d0, d1 = int(lv.node_domain[a]), int(lv.node_domain[b - 1]) + 1
-                got += [(max(int(lv.starts[d]), a), min(int(lv.ends[d]), b))
-                        for d in range(d0, d1) if lv.valid[d] and lv.values[d] == con.value]
+                for d in named:
+                    s, e = max(int(lv.starts[d]), a), min(int(lv.ends[d]), b)
+                    if s < e:
+                        got.append((s, e))
             if not got:
                 return [], con
             ranges = got
