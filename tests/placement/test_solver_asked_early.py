@@ -5,15 +5,23 @@ the solver's placement when it has one."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
+from gangsched.api.types import Node
 from gangsched.bench.instances import random_instance
+from gangsched.cluster.state import ClusterState
+from gangsched.gang import Constraint, TreeNode
 from gangsched.placement import place
 from gangsched.placement.engine import Options
 from gangsched.placement.engine import attempts as engine_attempts
+from gangsched.placement.engine import extras as engine_extras
 from gangsched.placement.engine.trace import SearchLog, recording
 from gangsched.placement.exact import solve
+from gangsched.placement.verify import verify
+from gangsched.testing.builders import HOST, group, podset
 
 EARLY = Options(exact_after=20)  # asked after 20 dry runs: reached by modest instances
 LATE = Options(exact_after=0)  # asked only when every search failed
@@ -91,18 +99,10 @@ def test_a_unit_the_search_alone_cannot_place_is_still_rejected_when_asked_early
         assert not d.admitted and "mix" in d.reason
 
 
-def test_a_unit_of_no_minimum_the_search_places_nothing_of_takes_the_solvers_fewest() -> None:
-    # reduced from the random-tree fuzzing: one pod fits (on n1: n3 already runs more of
-    # its group than the group's cap of one per node), but the search's one-pod retry
-    # finds no place for it
-    from dataclasses import replace
-
-    from gangsched.api.types import Node
-    from gangsched.cluster.state import ClusterState
-    from gangsched.gang import Constraint
-    from gangsched.placement.verify import verify
-    from gangsched.testing.builders import HOST, group, podset
-
+def capped_host_case() -> tuple[ClusterState, TreeNode]:
+    """Reduced from the random-tree fuzzing: one pod fits (on n1: n3 already runs more of
+    its group than the group's cap of one per node); the host group holding it has no
+    minimum, so it goes first to the tightest host (n3), where no pod grows."""
     pool, switch = "example.com/pool", "example.com/switch"
     nodes = [
         Node("n1", {pool: "p0", HOST: "n1"},
@@ -120,6 +120,20 @@ def test_a_unit_of_no_minimum_the_search_places_nothing_of_takes_the_solvers_few
                    max_pods_per_node=2)
     unit = group("job", [group("job/c", [host], min_groups=0)], min_groups=1,
                  topology=(Constraint(pool, value="p0"),))
+    return state, unit
+
+
+def test_an_extra_child_of_no_minimum_tries_its_next_domain() -> None:
+    state, unit = capped_host_case()
+    d = place(unit, state, Options(exact=0), commit=False)  # the search alone
+    assert d.admitted and verify(unit, state, d.assignments) == []
+    assert d.assignments == {"default/job-c-h-one-z-0": "n1"}
+
+
+def test_a_unit_of_no_minimum_the_search_places_nothing_of_takes_the_solvers_fewest(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(engine_extras, "EMPTY_RETRIES", 0)  # the search misses it again
+    state, unit = capped_host_case()
     assert not place(unit, state, Options(exact=0), commit=False).admitted
     d = place(unit, state, commit=False)
     assert d.admitted and verify(unit, state, d.assignments) == []

@@ -5,8 +5,11 @@ Water-filling: repeatedly grow the child with the lowest placed/asked ratio, by 
 enough pods to bring it level with the next lowest. A placed child grows inside its own
 placement; a child not placed yet comes in as an extra child, its own minimum placed all
 or nothing (the first feasible choice, no backtracking) inside its parent's domain, then
-in the parent's spill scopes (wider scopes, for preferred constraints only). A pod set
-grows pod by pod (:mod:`.pods`).
+in the parent's spill scopes (wider scopes, for preferred constraints only). A child of
+no minimum that no pod grows in where it first went tries its next domains (up to
+:data:`EMPTY_RETRIES` more, the first feasible choice in each), then the spill scopes:
+its first domain is only the one with the most room by the capacity bound, which a
+per-node cap already used up can belie. A pod set grows pod by pod (:mod:`.pods`).
 
 A group whose minimum is a pod count over children of different sizes (Volcano's
 ``minMember`` over tasks without their own minimum) is grown to that count by
@@ -19,6 +22,8 @@ from __future__ import annotations
 
 import math
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from gangsched.gang import podsets
 from gangsched.placement.engine.values import GroupPlacement, Placement, SetPlacement
@@ -67,6 +72,10 @@ def grow(s: Search, res: Placement, want: int) -> int:
     return added
 
 
+# other domains an extra child of no minimum tries when no pod grows in its first one
+EMPTY_RETRIES = 8
+
+
 def grow_child(s: Search, res: GroupPlacement, i: int, quota: int) -> int:
     """Grow child ``i`` of a placed group by about ``quota`` pods; returns pods added."""
     r = res.kids.get(i)
@@ -82,7 +91,24 @@ def grow_child(s: Search, res: GroupPlacement, i: int, quota: int) -> int:
         budget.backtrack = 0  # extras take the first feasible choice, no backtracking
         m = txn.mark()
         # its own extras may spill on along the wider scopes after this one
-        got = s.first(ch, lo, hi, scopes[k + 1:], sel)
+        ways = s.alternatives(ch, lo, hi, scopes[k + 1:], sel)
+        got = next(ways, None)
+        retries = EMPTY_RETRIES if got is not None and got.placed == 0 and \
+            _room_beside(s, got, lo, hi, sel) else 0
+        for _ in range(retries):
+            # a child of no minimum, in its first domain: when no pod grows there, its
+            # next domains (the first feasible way in each)
+            assert got is not None
+            at, kept = txn.mark(), snapshot(got)
+            if grow(s, got, quota) > 0:
+                break
+            txn.rollback_to(at)
+            restore(kept)
+            budget.backtrack = 1  # the next way, and no other
+            got = next(ways, None)  # (the last one undone)
+            budget.backtrack = 0
+            if got is None:  # no other domain
+                break
         budget.backtrack = saved
         if got is not None:
             res.kids[i] = got
@@ -91,6 +117,25 @@ def grow_child(s: Search, res: GroupPlacement, i: int, quota: int) -> int:
             return got.placed
         txn.rollback_to(m)
     return 0
+
+
+def _room_beside(s: Search, got: Placement, lo: int, hi: int, sel: np.ndarray | None
+                 ) -> bool:
+    """Whether a pod of the placed child's sets fits (by the capacity bound) on a node of
+    the scope [lo, hi) outside the domain the child went to."""
+    c = got.cand
+    for ps in podsets(got.node):
+        shape = s.facts.shape(ps)
+        if not ps.pods or shape.impossible:
+            continue
+        fit = s.state.capacity(shape, ps.requirements, ps.max_pods_per_node)[lo:hi]
+        if sel is not None:
+            fit = fit * sel[lo:hi]
+        if c is not None and lo <= c.lo < c.hi <= hi:
+            fit = np.concatenate((fit[:c.lo - lo], fit[c.hi - lo:]))
+        if fit.any():
+            return True
+    return False
 
 
 def reach(s: Search, res: GroupPlacement, want: int) -> int:
