@@ -336,11 +336,13 @@ def _ask(unit: TreeNode, facts: Facts, opts: Options) -> tuple[ExactResult | Non
 
 
 def _room(node: TreeNode, facts: Facts, domains: Domains,
-          ranges: list[tuple[int, int]] | None = None) -> int:
+          ranges: list[tuple[int, int]] | None = None,
+          totals: dict[object, int] | None = None) -> int:
     """At most how many of the node's pods fit now, in any tree of its attempts: per pod
     set, its pods or what the nodes its requirements allow could take (each at most its
     per-node cap), whichever is fewer; only the nodes inside ``ranges`` and inside the
-    domains the pinned values on its path name (of keys of the chain) count."""
+    domains the pinned values on its path name (of keys of the chain) count. ``totals``:
+    the cluster-wide sums already taken, per (shape, requirements, cap)."""
     pins = [c for c in node.topology
             if c.mode == "required" and c.value is not None and facts.topo.nested(c.key)]
     if pins:
@@ -348,14 +350,20 @@ def _room(node: TreeNode, facts: Facts, domains: Domains,
         ranges = [r for lo, hi in whole for r in domains.pinned(pins, lo, hi)[0]]
         if not ranges:
             return 0
+    totals = {} if totals is None else totals
     if not isinstance(node, PodSet):
-        return sum(_room(ch, facts, domains, ranges) for ch in node.children)
+        return sum(_room(ch, facts, domains, ranges, totals) for ch in node.children)
     shape, n = facts.shape(node), len(node.pods)
     if not n or shape.impossible:
         return 0
-    fit = facts.state.capacity(shape, node.requirements, node.max_pods_per_node)
+    key = (shape, node.requirements, node.max_pods_per_node)
+    fit = facts.state.capacity(*key)
     # min(n, sum(min(fit, n))) is min(n, sum(fit)): a node taking n pods settles both
-    got = int(fit.sum()) if ranges is None else sum(int(fit[lo:hi].sum()) for lo, hi in ranges)
+    if ranges is not None:
+        return min(n, sum(int(fit[lo:hi].sum()) for lo, hi in ranges))
+    got = totals.get(key)
+    if got is None:
+        got = totals[key] = int(fit.sum())  # sets alike (replicas) sum once
     return min(n, got)
 
 

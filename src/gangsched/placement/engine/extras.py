@@ -93,26 +93,26 @@ def grow_child(s: Search, res: GroupPlacement, i: int, quota: int) -> int:
         # its own extras may spill on along the wider scopes after this one
         ways = s.alternatives(ch, lo, hi, scopes[k + 1:], sel)
         got = next(ways, None)
-        retries = EMPTY_RETRIES if got is not None and got.placed == 0 and \
-            _room_beside(s, got, lo, hi, sel) else 0
-        for _ in range(retries):
-            # a child of no minimum, in its first domain: when no pod grows there, its
-            # next domains (the first feasible way in each)
-            assert got is not None
-            at, kept = txn.mark(), snapshot(got)
-            if grow(s, got, quota) > 0:
-                break
-            txn.rollback_to(at)
-            restore(kept)
-            budget.backtrack = 1  # the next way, and no other
-            got = next(ways, None)  # (the last one undone)
-            budget.backtrack = 0
-            if got is None:  # no other domain
-                break
+        grown = False
+        if got is not None and got.placed == 0 and _room_beside(s, got, lo, hi, sel):
+            # a child of no minimum: when no pod grows in its first domain, its next
+            # domains (the first feasible way in each)
+            for _ in range(EMPTY_RETRIES):
+                at, kept = txn.mark(), snapshot(got)
+                grown = grow(s, got, quota) > 0
+                if grown:
+                    break
+                txn.rollback_to(at)
+                restore(kept)
+                budget.backtrack = 1  # the next way, and no other
+                got = next(ways, None)  # (the last one undone)
+                budget.backtrack = 0
+                if got is None:  # no other domain
+                    break
         budget.backtrack = saved
         if got is not None:
             res.kids[i] = got
-            if got.placed < quota:
+            if not grown and got.placed < quota:
                 grow(s, got, quota - got.placed)  # counted in got.placed
             return got.placed
         txn.rollback_to(m)
@@ -128,12 +128,11 @@ def _room_beside(s: Search, got: Placement, lo: int, hi: int, sel: np.ndarray | 
         shape = s.facts.shape(ps)
         if not ps.pods or shape.impossible:
             continue
-        fit = s.state.capacity(shape, ps.requirements, ps.max_pods_per_node)[lo:hi]
+        fit = s.state.capacity(shape, ps.requirements, ps.max_pods_per_node)
         if sel is not None:
-            fit = fit * sel[lo:hi]
-        if c is not None and lo <= c.lo < c.hi <= hi:
-            fit = np.concatenate((fit[:c.lo - lo], fit[c.hi - lo:]))
-        if fit.any():
+            fit = fit * sel
+        inside = int(fit[c.lo:c.hi].sum()) if c is not None and lo <= c.lo < c.hi <= hi else 0
+        if int(fit[lo:hi].sum()) > inside:
             return True
     return False
 
