@@ -3,10 +3,14 @@ ones, victims inside one candidate domain, nothing evicted unless the dry run fi
 
 from __future__ import annotations
 
-from sched_helpers import racks, world
+import numpy as np
+import pytest
+from sched_helpers import World, racks, world
 
 from gangsched.gang import Group
-from gangsched.scheduler import GangschedPolicy, Scheduler, UnitState
+from gangsched.placement import place
+from gangsched.scheduler import GangschedPolicy, Scheduler, UnitState, preemption
+from gangsched.scheduler.preemption import Search, find_preemption
 from gangsched.testing.builders import cons, group, podset, replicas
 
 
@@ -132,3 +136,55 @@ def test_unconstrained_preemptor_takes_the_whole_cluster_as_its_domain() -> None
     assert len(w.bound("high")) == 2 and w.bound("low") == {}
     pre = next(e for e in w.sched.events if e.kind == "Preempted")
     assert pre.unit == "low" and pre.message.endswith("in cluster")
+
+
+def _elastic_racks(surplus: list[int]) -> World:
+    """One rack of four 8-GPU nodes per entry, each filled by an elastic unit of four
+    pods held in its rack, ``surplus[i]`` of them above its minimum (extras bound too)."""
+    w = world((("zone", 1), ("rack", len(surplus)), ("host", 4)))
+    for i, extra in enumerate(surplus):
+        w.submit(group(f"e{i}", [podset(f"e{i}/w", 4, gpu=8, min_pods=4 - extra)],
+                       topology=cons("rack")))
+        w.cycle()
+        w.cycle(60.0)  # the extras grow after the queue
+    assert [racks(w.bound(f"e{i}")) for i in range(len(surplus))] == [
+        {f"z0-r{i}"} for i in range(len(surplus))]
+    assert all(len(w.bound(f"e{i}")) == 4 for i in range(len(surplus)))
+    return w
+
+
+def _search(w: World, tree: Group, *, surplus_only: bool = False,
+            budget: int = 64) -> Search:
+    sched = w.sched
+    running = [u for u in sched.units.values() if u.running]
+    hidden = np.zeros(0, dtype=np.int64)
+    return find_preemption(tree, 10, running, sched.state, lambda t, s: place(t, s),
+                           hidden, budget, surplus_only=surplus_only)
+
+
+@pytest.mark.parametrize(("nodes", "rack", "evicted"), [(1, "r1", 1), (2, "r3", 2)])
+def test_domains_whose_cheapest_victim_cannot_beat_the_best_plan_are_not_dry_run(
+        monkeypatch: pytest.MonkeyPatch, nodes: int, rack: str, evicted: int) -> None:
+    # racks r0..r3 offer 3, 1, 1, 2 surplus pods (one node each); the preemptor needs
+    # ``nodes`` nodes in one rack. One node: r1's one pod is the cheapest plan (r2 ties it
+    # and comes later, r3 cannot beat it). Two nodes: one pod of r1 or r2 frees too little
+    # by the capacity bound, so a plan there takes two units; r3's two pods beat r0's three
+    w = _elastic_racks([3, 1, 1, 2])
+    tree = group("high", [podset("high/w", nodes, gpu=8)], topology=cons("rack"))
+    pruned = _search(w, tree, surplus_only=True)
+    monkeypatch.setattr(preemption, "_least", lambda victims, alone: (0, 0, 0))
+    full = _search(w, tree, surplus_only=True)
+    assert full.plan is not None and pruned.plan is not None
+    # the same plan, found with fewer dry runs
+    assert (pruned.plan.domain, pruned.plan.victims) == (full.plan.domain, full.plan.victims)
+    assert pruned.plan.domain.endswith(rack) and pruned.plan.cost == (1, 0, evicted)
+    assert pruned.dry_runs < full.dry_runs
+
+
+def test_a_domain_with_nothing_to_evict_is_not_dry_run() -> None:
+    w = _elastic_racks([0, 0])  # minimums only: nothing above them to reclaim
+    tree = group("high", [podset("high/w", 1, gpu=8)], topology=cons("rack"))
+    got = _search(w, tree, surplus_only=True)
+    assert got.plan is None and got.dry_runs == 0
+    assert got.notes == ["evicting every lower-priority pod in any one domain would not "
+                         "make room"]

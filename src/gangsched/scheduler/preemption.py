@@ -13,7 +13,9 @@ level, and the whole cluster when its root is not pinned to that level):
    then largest) that lets it fit, found by bisection; then reprieve victims from the
    highest priority down while it still fits.
 4. Keep the domain with the fewest victim units, then the lowest highest victim
-   priority, then the fewest pods evicted (first domain on ties).
+   priority, then the fewest pods evicted (first domain on ties). A domain with no
+   victim, or whose victims bound its plans' cost from below at no less than the best
+   plan's (one unit only if one victim alone passes the capacity bound), is not dry-run.
 
 The result is a value; the queue phase turns it into actions (:mod:`.queue`). Nothing
 here changes the live state.
@@ -115,7 +117,20 @@ def find_preemption(
     need = {state.rindex[r]: v for r, v in min_demand(tree).items() if r in state.rindex}
     mask = np.ones(state.n_nodes, dtype=bool)
     mask[hidden] = False
-    room = np.where(mask, np.maximum(state.free, 0) + freeable, 0)
+    free = np.where(mask, np.maximum(state.free, 0), 0)
+    room = free + np.where(mask, freeable, 0)
+
+    def alone(v: Victim, dom: _Domain) -> bool:
+        """Whether evicting ``v`` alone passes the capacity bound in ``dom``."""
+        freed = dict.fromkeys(need, 0)
+        for p in v.pods:
+            entry = state.bound.get(p)
+            if entry is not None and dom.lo <= entry[0] < dom.hi and mask[entry[0]]:
+                for r, a in zip(entry[1].index, entry[1].amount, strict=True):
+                    if r in freed:
+                        freed[r] += a
+        return all(int(free[r, dom.lo:dom.hi].sum()) + freed[r] >= v_need
+                   for r, v_need in need.items())
 
     def fits(pods: list[str], t: TreeNode) -> Decision | None:
         out.dry_runs += 1
@@ -139,11 +154,11 @@ def find_preemption(
         if out.dry_runs >= budget:
             out.notes.append("preemption search budget spent")
             break
-        if best is not None and best.cost[0] == 1 and min(u.priority for u in inside) > \
-                best.cost[1]:
-            continue  # cannot beat one victim of a lower priority
-        t = pin_root(tree, dom.key, dom.value) if dom.key and dom.value else tree
         victims = _victims(inside, index, dom, surplus_only)
+        if not victims or (best is not None and _least(
+                victims, [v for v in victims if alone(v, dom)]) >= best.cost):
+            continue  # nothing to evict here, or no plan here could cost less
+        t = pin_root(tree, dom.key, dom.value) if dom.key and dom.value else tree
         everyone = _pods(victims)
         first = fits(everyone, t)
         if first is None:
@@ -241,6 +256,15 @@ def _victims(inside: Sequence[Unit], index: Mapping[str, int], dom: _Domain,
                         Victim(u.name, u.priority, tuple(pods), whole=True)))
     out.sort(key=lambda x: x[0])
     return [v for _, v in out]
+
+
+def _least(victims: Sequence[Victim], alone: Sequence[Victim]) -> tuple[int, int, int]:
+    """A bound below the cost of any plan taking some of ``victims``, ``alone`` those that
+    could make room by themselves: a plan of one unit is one victim (its surplus, or it
+    whole) that makes room alone, so it costs at least one unit, their lowest priority
+    and their fewest pods; any other plan costs at least two units."""
+    some = alone or victims
+    return (1 if alone else 2, min(v.priority for v in some), min(len(v.pods) for v in some))
 
 
 def _normalize(victims: Sequence[Victim]) -> list[Victim]:
