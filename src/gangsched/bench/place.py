@@ -205,8 +205,7 @@ def run_place_bench(
         floor_cpu = floor_us(state, clock=time.process_time)
         for name in cases:
             make, pods = CASES[name] if name in CASES else EXTRA_CASES[name]
-            # wide units cost more each; a quarter as many still gives their p99 a tail
-            reps = max(10, decisions // 4) if pods > 100 else decisions
+            reps = decisions  # as many for wide units: the p99 of fewer is about their max
             if progress:
                 progress(f"{n:,} nodes: {name} x {reps}")
             make(0)  # build cost of the tree is not decision latency
