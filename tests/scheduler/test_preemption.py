@@ -181,10 +181,18 @@ def test_domains_whose_cheapest_victim_cannot_beat_the_best_plan_are_not_dry_run
     assert pruned.dry_runs < full.dry_runs
 
 
-def test_a_domain_with_nothing_to_evict_is_not_dry_run() -> None:
+def test_nothing_to_reclaim_is_found_without_a_dry_run() -> None:
     w = _elastic_racks([0, 0])  # minimums only: nothing above them to reclaim
     tree = group("high", [podset("high/w", 1, gpu=8)], topology=cons("rack"))
     got = _search(w, tree, surplus_only=True)
     assert got.plan is None and got.dry_runs == 0
-    assert got.notes == ["evicting every lower-priority pod in any one domain would not "
-                         "make room"]
+    assert got.notes == ["no pods above a minimum to reclaim"]
+
+
+def test_a_domain_with_nothing_to_evict_is_not_dry_run() -> None:
+    w = _elastic_racks([0, 1])  # r0 runs its minimum only; r1 one pod above it
+    tree = group("high", [podset("high/w", 1, gpu=8)], topology=cons("rack"))
+    got = _search(w, tree, surplus_only=True)
+    # r1's one pod, proven by one dry run; r0 is not tried
+    assert got.plan is not None and got.plan.domain.endswith("r1")
+    assert got.plan.victims[0].pods == ("default/e1-w-3",) and got.dry_runs == 1

@@ -104,6 +104,10 @@ def find_preemption(
         return out
     topo = state.topology
     index = topo.index
+    offers: dict[int, Offer] = {}
+    if surplus_only and not any(_offered(u, index, offers)[1] for u in cands):
+        out.notes.append("no pods above a minimum to reclaim")
+        return out
     level = _level(tree, state)
     by_domain: dict[int, list[Unit]] = {-1: list(cands)}
     for u in cands:
@@ -154,7 +158,7 @@ def find_preemption(
         if out.dry_runs >= budget:
             out.notes.append("preemption search budget spent")
             break
-        victims = _victims(inside, index, dom, surplus_only)
+        victims = _victims(inside, index, dom, surplus_only, offers)
         if not victims or (best is not None and _least(
                 victims, [v for v in victims if alone(v, dom)]) >= best.cost):
             continue  # nothing to evict here, or no plan here could cost less
@@ -236,24 +240,45 @@ def _freeable(state: ClusterState, units: Sequence[Unit]) -> np.ndarray:
     return out
 
 
+Offer = tuple[tuple[str, ...], list[tuple[tuple[str, ...], list[int]]]]
+"""What a running unit offers: all its bound pods, and its surplus chunks (none for a
+unit in disruption mode ``all``) each with the node indices of its pods."""
+
+
+def _offer(u: Unit, index: Mapping[str, int]) -> Offer:
+    assert u.tree is not None
+    chunks: list[tuple[tuple[str, ...], list[int]]] = []
+    if u.disruption != "all":
+        node_of = u.pods.node_of
+        chunks = [(tuple(c), [index.get(node_of(p) or "", -1) for p in c])
+                  for c in surplus(u.tree, u.pods.sets)]
+    return tuple(u.bound()), chunks
+
+
+def _offered(u: Unit, index: Mapping[str, int], memo: dict[int, Offer]) -> Offer:
+    got = memo.get(id(u))
+    if got is None:
+        got = memo[id(u)] = _offer(u, index)
+    return got
+
+
 def _victims(inside: Sequence[Unit], index: Mapping[str, int], dom: _Domain,
-             surplus_only: bool = False) -> list[Victim]:
+             surplus_only: bool, offers: dict[int, Offer]) -> list[Victim]:
     """Victims in the order they are taken: lowest priority first, surplus before whole
-    units, larger first, then queue order."""
+    units, larger first, then queue order. ``offers``: each unit's :func:`_offer`, by id,
+    filled as units are first seen (one search asks for the same units domain after
+    domain)."""
     out: list[tuple[tuple[int, int, int, int, int], Victim]] = []
     for u in inside:
-        assert u.tree is not None
-        pods = list(u.bound())
-        if u.disruption != "all":
-            chunks = [c for c in surplus(u.tree, u.pods.sets) if any(
-                dom.lo <= index.get(u.pods.node_of(p) or "", -1) < dom.hi for p in c)]
-            spare = tuple(p for c in chunks for p in c)
-            if spare and len(spare) < len(pods):
-                out.append(((u.priority, 0, -len(spare), -u.seq, 0),
-                            Victim(u.name, u.priority, spare, whole=False)))
+        pods, chunks = _offered(u, index, offers)
+        spare = tuple(p for c, at in chunks if any(dom.lo <= j < dom.hi for j in at)
+                      for p in c)
+        if spare and len(spare) < len(pods):
+            out.append(((u.priority, 0, -len(spare), -u.seq, 0),
+                        Victim(u.name, u.priority, spare, whole=False)))
         if not surplus_only:
             out.append(((u.priority, 1, -len(pods), -u.seq, 1),
-                        Victim(u.name, u.priority, tuple(pods), whole=True)))
+                        Victim(u.name, u.priority, pods, whole=True)))
     out.sort(key=lambda x: x[0])
     return [v for _, v in out]
 
