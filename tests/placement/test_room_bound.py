@@ -18,6 +18,7 @@ from gangsched.placement.engine import attempts as engine_attempts
 from gangsched.placement.engine.domains import Domains
 from gangsched.placement.engine.facts import Facts
 from gangsched.placement.exact import solve
+from gangsched.testing.builders import GPU, cluster, cons, group, podset
 
 
 def pinned(node: TreeNode, state: ClusterState, rng: np.random.Generator) -> TreeNode:
@@ -88,3 +89,34 @@ def test_a_minimum_beyond_the_room_is_rejected_without_a_search(
         assert not loud.admitted and loud.reason, seed  # explained by one search
         assert len(searched) == 1, seed
     assert found > 5
+
+
+def test_a_replica_no_domain_of_its_level_holds_adds_no_room(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # three racks of two 8-GPU nodes; one node free in each of r0 and r1: two pods of
+    # room by the nodes alone, but a replica of two pods in one rack fits in none
+    state = cluster((("zone", 1), ("rack", 3), ("host", 2)))
+    gpu = state.shape({GPU: 1})
+    busy = np.array([1, 3, 4, 5])
+    txn = state.begin()
+    txn.place(busy, np.full(len(busy), 8), gpu)
+    txn.commit()
+    replica = group("u/rep", [podset("u/rep/w", 2, gpu=8, min_pods=2)], topology=cons("rack"))
+    unit = group("u", [replica], min_groups=0)  # nothing required: the replica is an extra
+    assert room(unit, state) == 0
+    assert room(replica.children[0], state) == 2  # the pods alone would fit
+    searched: list[int] = []
+    run = engine_attempts.run
+    monkeypatch.setattr(engine_attempts, "run", lambda *a, **k: searched.append(1) or run(
+        *a, **k))
+    quiet = place(unit, state, Options(explain=False), commit=False)
+    assert not quiet.admitted and not searched  # no pod fits: no search
+    got = solve(unit, state)
+    assert got.status == "optimal" and got.max_pods == 0  # the exact solver agrees
+    # a second free node in r0: the replica fits there
+    txn = state.begin()
+    txn.place(np.array([1]), np.array([-8]), gpu)
+    txn.commit()
+    assert room(unit, state) == 2
+    d = place(unit, state, Options(explain=False), commit=False)
+    assert d.admitted and sorted(d.assignments.values()) == ["n-z0-r0-h0", "n-z0-r0-h1"]

@@ -58,6 +58,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 import numpy as np
 
 from gangsched.cluster.state import ClusterState
+from gangsched.cluster.topology import Level
 from gangsched.gang import PodSet, TreeNode, minimum_pods
 from gangsched.placement.decision import Decision, GroupOutcome
 from gangsched.placement.engine.domains import Domains
@@ -341,8 +342,10 @@ def _room(node: TreeNode, facts: Facts, domains: Domains,
     """At most how many of the node's pods fit now, in any tree of its attempts: per pod
     set, its pods or what the nodes its requirements allow could take (each at most its
     per-node cap), whichever is fewer; only the nodes inside ``ranges`` and inside the
-    domains the pinned values on its path name (of keys of the chain) count. ``totals``:
-    the cluster-wide sums already taken, per (shape, requirements, cap)."""
+    domains the pinned values on its path name (of keys of the chain) count; a node of
+    the tree whose minimum no domain of a level it requires could hold adds none
+    (:func:`_holds_minimum`). ``totals``: the cluster-wide sums already taken, per
+    (shape, requirements, cap)."""
     pins = [c for c in node.topology
             if c.mode == "required" and c.value is not None and facts.topo.nested(c.key)]
     if pins:
@@ -350,6 +353,9 @@ def _room(node: TreeNode, facts: Facts, domains: Domains,
         ranges = [r for lo, hi in whole for r in domains.pinned(pins, lo, hi)[0]]
         if not ranges:
             return 0
+    levels = facts.required_levels(node)
+    if levels and not _holds_minimum(facts, node, levels, ranges):
+        return 0  # placed at all, it is satisfied: its minimum in one domain of each level
     totals = {} if totals is None else totals
     if not isinstance(node, PodSet):
         return sum(_room(ch, facts, domains, ranges, totals) for ch in node.children)
@@ -365,6 +371,38 @@ def _room(node: TreeNode, facts: Facts, domains: Domains,
     if got is None:
         got = totals[key] = int(fit.sum())  # sets alike (replicas) sum once
     return min(n, got)
+
+
+def _holds_minimum(facts: Facts, node: TreeNode, levels: Sequence[Level],
+                   ranges: list[tuple[int, int]] | None) -> bool:
+    """Whether, for each of ``levels``, one labelled domain of it (clipped to ``ranges``)
+    could take the node's minimum (:meth:`.facts.Facts.demand`, every pod shape of it at
+    once) by the capacity bound. A node with pods placed is satisfied (the contract), so
+    one whose minimum no domain holds places none."""
+    dems = facts.demand(node)
+    if not dems:
+        return True
+    state = facts.state
+    for lv in levels:
+        if ranges is None:
+            ok = lv.valid.copy()
+            for dem in dems:
+                ok &= state.domain_sums(dem.shape, dem.req, None, lv) >= dem.count
+            if not ok.any():
+                return False
+            continue
+        for lo, hi in ranges:
+            d0, d1 = int(lv.node_domain[lo]), int(lv.node_domain[hi - 1]) + 1
+            starts = np.maximum(lv.starts[d0:d1], lo) - lo
+            ok = lv.valid[d0:d1].copy()
+            for dem in dems:
+                fit = state.capacity(dem.shape, dem.req)[lo:hi]
+                ok &= np.add.reduceat(fit, starts) >= dem.count
+            if ok.any():
+                break
+        else:
+            return False
+    return True
 
 
 def place_all(
