@@ -124,17 +124,21 @@ def find_preemption(
     free = np.where(mask, np.maximum(state.free, 0), 0)
     room = free + np.where(mask, freeable, 0)
 
-    def alone(v: Victim, dom: _Domain) -> bool:
-        """Whether evicting ``v`` alone passes the capacity bound in ``dom``."""
-        freed = dict.fromkeys(need, 0)
-        for p in v.pods:
-            entry = state.bound.get(p)
-            if entry is not None and dom.lo <= entry[0] < dom.hi and mask[entry[0]]:
-                for r, a in zip(entry[1].index, entry[1].amount, strict=True):
-                    if r in freed:
-                        freed[r] += a
-        return all(int(free[r, dom.lo:dom.hi].sum()) + freed[r] >= v_need
-                   for r, v_need in need.items())
+    def alone(victims: list[Victim], dom: _Domain) -> list[Victim]:
+        """Those of ``victims`` whose eviction alone passes the capacity bound in ``dom``."""
+        have = {r: int(free[r, dom.lo:dom.hi].sum()) for r in need}
+        out = []
+        for v in victims:
+            freed = dict.fromkeys(need, 0)
+            for p in v.pods:
+                entry = state.bound.get(p)
+                if entry is not None and dom.lo <= entry[0] < dom.hi and mask[entry[0]]:
+                    for r, a in zip(entry[1].index, entry[1].amount, strict=True):
+                        if r in freed:
+                            freed[r] += a
+            if all(have[r] + freed[r] >= v_need for r, v_need in need.items()):
+                out.append(v)
+        return out
 
     def fits(pods: list[str], t: TreeNode) -> Decision | None:
         out.dry_runs += 1
@@ -159,8 +163,8 @@ def find_preemption(
             out.notes.append("preemption search budget spent")
             break
         victims = _victims(inside, index, dom, surplus_only, offers)
-        if not victims or (best is not None and _least(
-                victims, [v for v in victims if alone(v, dom)]) >= best.cost):
+        if not victims or (best is not None
+                           and _least(victims, alone(victims, dom)) >= best.cost):
             continue  # nothing to evict here, or no plan here could cost less
         t = pin_root(tree, dom.key, dom.value) if dom.key and dom.value else tree
         everyone = _pods(victims)
