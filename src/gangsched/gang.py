@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from gangsched.api.errors import ValidationError
-from gangsched.api.types import NodeRequirements, Resources
+from gangsched.api.types import NO_REQUIREMENTS, NodeRequirements, Resources
 
 Mode = Literal["required", "preferred"]
 Disruption = Literal["single", "all"]
@@ -49,7 +49,7 @@ class PodSet:
     path: str
     pods: tuple[str, ...]  # pod keys "namespace/name", in placement order
     requests: Resources  # per pod, integer base units, includes "pods": 1
-    requirements: NodeRequirements = field(default_factory=NodeRequirements)
+    requirements: NodeRequirements = NO_REQUIREMENTS
     min_pods: int = 0
     topology: tuple[Constraint, ...] = ()
     max_pods_per_node: int | None = None

@@ -18,6 +18,7 @@ from gangsched.api import names
 from gangsched.api.errors import InputError
 from gangsched.api.quantity import format_quantity, parse_resources
 from gangsched.api.types import (
+    NO_REQUIREMENTS,
     LabelSelector,
     Node,
     NodeRequirements,
@@ -422,14 +423,11 @@ def parse_tolerations(obj: object, field: str) -> tuple[Toleration, ...]:
     return tuple(_parse_toleration(item, path) for item, path in mappings(obj, field))
 
 
-_NO_REQUIREMENTS = NodeRequirements()
-
-
 def parse_node_requirements(spec: Mapping[str, Any], field: str) -> NodeRequirements:
     """nodeSelector, required node affinity and tolerations of a pod spec."""
     if (spec.get("nodeSelector") is None and spec.get("affinity") is None
             and spec.get("tolerations") is None):
-        return _NO_REQUIREMENTS  # most pods: a value, shared
+        return NO_REQUIREMENTS  # most pods: a value, shared
     selector = as_str_map(spec.get("nodeSelector"), _join(field, "nodeSelector"))
     check_labels(selector, _join(field, "nodeSelector"))
     affinity_field = _join(field, "affinity")
@@ -649,7 +647,7 @@ class PodTemplate:
     labels: dict[str, str] = field(default_factory=dict)
     annotations: dict[str, str] = field(default_factory=dict)
     requests: Resources = field(default_factory=lambda: {"pods": 1})
-    requirements: NodeRequirements = field(default_factory=NodeRequirements)
+    requirements: NodeRequirements = NO_REQUIREMENTS
     scheduler_name: str = "default-scheduler"
     priority: int = 0
     priority_class_name: str | None = None

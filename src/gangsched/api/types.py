@@ -119,6 +119,14 @@ class NodeRequirements:
     def __hash__(self) -> int:
         return self._hash
 
+    def __eq__(self, other: object) -> bool:  # a cache key: the same value is mostly shared
+        if self is other:
+            return True
+        if not isinstance(other, NodeRequirements):
+            return NotImplemented
+        return (self._hash == other._hash and self.node_selector == other.node_selector
+                and self.affinity == other.affinity and self.tolerations == other.tolerations)
+
     def matches(self, node: Node) -> bool:
         """Kubernetes' NodeAffinity + TaintToleration filters for one node."""
         labels = node.labels
@@ -130,6 +138,10 @@ class NodeRequirements:
             taint.effect == "PreferNoSchedule" or any(t.tolerates(taint) for t in self.tolerations)
             for taint in node.taints
         )
+
+
+# what most pods ask of a node: nothing (one shared value: equal keys compare by identity)
+NO_REQUIREMENTS = NodeRequirements()
 
 
 @dataclass
@@ -158,7 +170,7 @@ class Pod:
     priority: int = 0
     priority_class_name: str | None = None
     requests: Resources = field(default_factory=dict)  # effective request, includes pods: 1
-    requirements: NodeRequirements = field(default_factory=NodeRequirements)
+    requirements: NodeRequirements = NO_REQUIREMENTS
     workload_group: str | None = None  # spec.schedulingGroup.podGroupName (Workload API)
     uid: str | None = None
     # spec.activeDeadlineSeconds: seconds the pod may run once started (None: no limit)

@@ -43,7 +43,14 @@ from pathlib import Path
 import numpy as np
 
 from gangsched.api.errors import InputError
-from gangsched.api.types import Node, NodeRequirements, NodeSelectorTerm, Pod, Requirement
+from gangsched.api.types import (
+    NO_REQUIREMENTS,
+    Node,
+    NodeRequirements,
+    NodeSelectorTerm,
+    Pod,
+    Requirement,
+)
 from gangsched.cluster.topology import HOSTNAME
 from gangsched.gang import PodSet, podsets
 from gangsched.model import Workload
@@ -127,7 +134,7 @@ def pod_requests(num_gpu: int, gpu_milli: int, cpu_milli: int, memory_mib: int
 def _requirements(spec: str) -> NodeRequirements:
     models = tuple(m.strip() for m in spec.split("|") if m.strip())
     if not models:
-        return NodeRequirements()
+        return NO_REQUIREMENTS
     term = NodeSelectorTerm(match_expressions=(Requirement(MODEL_LABEL, "In", models),))
     return NodeRequirements(affinity=(term,))
 

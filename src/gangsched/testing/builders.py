@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from itertools import count, product
 
-from gangsched.api.types import Node, NodeRequirements, Pod, Taint
+from gangsched.api.types import NO_REQUIREMENTS, Node, NodeRequirements, Pod, Taint
 from gangsched.cluster.state import ClusterState
 from gangsched.gang import Constraint, Group, Mode, PodSet
 
@@ -92,7 +92,7 @@ def podset(
         path=path,
         pods=tuple(f"default/{path.replace('/', '-')}-{i}" for i in range(pods)),
         requests=req,
-        requirements=requirements or NodeRequirements(),
+        requirements=requirements or NO_REQUIREMENTS,
         min_pods=pods if min_pods is None else min_pods,
         topology=topology,
         max_pods_per_node=max_per_node,

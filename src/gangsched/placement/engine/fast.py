@@ -259,7 +259,8 @@ def fast_place(unit: Group | PodSet, state: ClusterState, opts: Options,
             txn.place(at, take, shape)
         txn.commit()
     return _decision(unit, state, sets, placed, parts, (level, d, req_level, key),
-                     (kid_key, kid_tiers[1] if kid_tiers is not None else None), counts)
+                     (kid_key, kid_tiers[1] if kid_tiers is not None else None), counts,
+                     n_groups)
 
 
 def _tightest(sums: np.ndarray, count: int, bad: np.ndarray | None) -> int | None:
@@ -488,8 +489,10 @@ def _domain(topo: Topology, level: Level | None, d: int, req: Level | None, key:
 def _decision(unit: Group, state: ClusterState, sets: list[PodSet], placed: list[Placed],
               parts: list[tuple[np.ndarray, np.ndarray]],
               where: tuple[Level | None, int, Level | None, str | None],
-              kid: tuple[str | None, Level | None], counts: list[int]) -> Decision:
-    """The decision value, as the generic path builds it."""
+              kid: tuple[str | None, Level | None], counts: list[int], n_groups: int
+              ) -> Decision:
+    """The decision value, as the generic path builds it (``n_groups``: how many of the
+    unit's children are groups over their set)."""
     topo = state.topology
     total = sum(counts)
     # each set's pods in order, node after node; the sets in placement order
@@ -509,17 +512,17 @@ def _decision(unit: Group, state: ClusterState, sets: list[PodSet], placed: list
     # domain, satisfied, domain_key, domain_value
     groups = [G(unit.path, "Group", total, unit.min_pods, total, len(kids), unit.min_groups,
                 len(kids), label, True, dkey, dval)]
-    domains = _kid_domains(topo, placed, kid) if any(
-        ch is not ps for ch, ps in zip(kids, sets, strict=True)) else None
-    dry_runs = 1 + len(sets)
-    for i, (ch, ps, n) in enumerate(zip(kids, sets, counts, strict=True)):
-        if domains is not None and ch is not ps:
-            assert isinstance(ch, Group)
-            ckey, cval, clabel = domains[i]
-            groups.append(G(ch.path, "Group", n, ch.min_pods, n, 1, ch.min_groups, 1, clabel,
-                            True, ckey, cval))
-            dry_runs += 1
-        groups.append(G(ps.path, "PodSet", n, ps.min_pods, n, 0, 0, 0, None, True))
+    if not n_groups:
+        groups += [G(ps.path, "PodSet", n, ps.min_pods, n, 0, 0, 0, None, True)
+                   for ps, n in zip(sets, counts, strict=True)]
+    else:
+        domains = _kid_domains(topo, placed, kid)
+        for ch, ps, n, (ckey, cval, clabel) in zip(kids, sets, counts, domains, strict=True):
+            if isinstance(ch, Group):  # a replica group over its set
+                groups.append(G(ch.path, "Group", n, ch.min_pods, n, 1, ch.min_groups, 1,
+                                clabel, True, ckey, cval))
+            groups.append(G(ps.path, "PodSet", n, ps.min_pods, n, 0, 0, 0, None, True))
+    dry_runs = 1 + len(sets) + n_groups
     return Decision(unit=unit.path, admitted=True, assignments=assignments, groups=groups,
                     reason="", minimum_pods=total, extra_pods=0, dry_runs=dry_runs)
 
