@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from gangsched.bench.place import run_place_bench
+from gangsched.bench.place import CaseResult, _median, run_place_bench
 from gangsched.bench.throughput import CASES, first_fit, make_gang, run_throughput_bench
 
 
@@ -73,3 +73,19 @@ def test_place_bench_reports_cpu_and_committed_latency() -> None:
     for key in ("cpu_p50_us", "commit_cpu_p50_us", "commit_cpu_p99_us", "floor_us",
                 "floor_cpu_us", "commit_cpu_p99_ratio", "pods_per_s", "cpu_pods_per_s"):
         assert rack[key] > 0, key
+
+
+def test_place_bench_repeats_take_each_figure_s_median() -> None:
+    def run(p99: float, floor: float, admitted: int) -> CaseResult:
+        return CaseResult(nodes=512, case="c", pods=4, decisions=10, admitted=admitted,
+                          p50_us=p99 / 2, p99_us=p99, floor_us=floor, p50_ratio=p99 / 2 / floor,
+                          p99_ratio=p99 / floor, commit_cpu_p99_us=p99,
+                          commit_cpu_p99_ratio=p99 / floor, floor_cpu_us=floor)
+
+    got = _median([run(100.0, 20.0, 10), run(900.0, 30.0, 9), run(300.0, 10.0, 10)])
+    assert (got.p99_us, got.floor_us, got.p50_us) == (300.0, 20.0, 150.0)
+    # each ratio is taken within its run (5, 30, 30): their median, not 300 / 20
+    assert got.commit_cpu_p99_ratio == 30.0 and got.p99_ratio == 30.0
+    assert (got.admitted, got.repeats, got.decisions) == (9, 3, 10)
+    one = run(100.0, 10.0, 10)
+    assert _median([one]) is one

@@ -65,6 +65,7 @@ def test_bench_place_rejects_unknown_sizes(run: Run, tmp_path: Path) -> None:
     assert_one_line_error(run("bench", "throughput", "--case", "tas 1 x 1"), "--case")
     assert_one_line_error(run("bench", "throughput", "--repeat", "0"), "--repeat")
     assert_one_line_error(run("bench", "place", "--case", "nope"), "--case")
+    assert_one_line_error(run("bench", "place", "--repeat", "0"), "--repeat")
 
 
 def test_bench_place_runs_only_the_cases_named(run: Run, tmp_path: Path) -> None:
@@ -74,6 +75,16 @@ def test_bench_place_runs_only_the_cases_named(run: Run, tmp_path: Path) -> None
     assert result.exit_code == 0, result.output
     [case] = json.loads(out.read_text())["cases"]
     assert (case["case"], case["pods"]) == ("wide-1024", 1024) and case["floor_cpu_us"] > 0
+    assert case["repeats"] == 1
+
+
+def test_bench_place_repeats_report_medians(run: Run, tmp_path: Path) -> None:
+    out = tmp_path / "place.json"
+    result = run("bench", "place", "--sizes", "512", "--decisions", "3", "--case", "rack-gang-4",
+                 "--repeat", "3", "--output-file", out)
+    assert result.exit_code == 0, result.output
+    [case] = json.loads(out.read_text())["cases"]
+    assert case["repeats"] == 3 and case["decisions"] == 3 and case["admitted"] == 3
 
 
 def test_bench_batch_compares_place_with_the_optimum_and_best_fit(run: Run) -> None:

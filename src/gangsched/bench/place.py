@@ -8,6 +8,11 @@ the pods are handed back, untimed, so the cluster stays as loaded). Each is meas
 wall time and as CPU time of this process (the machine is shared); the floor too, so the
 committed CPU p99 is a ratio of CPU times (``commit_cpu_p99_ratio``). ``pods_per_s`` and
 ``cpu_pods_per_s`` are the case's pods over its committed p50 latency (wall, CPU).
+
+With ``repeats`` above one, each case's decisions are timed that many times, each run
+against the floor measured right before it, and every figure reported is the median over
+the runs: a p99 of 200 decisions is about their second largest, so on a shared machine
+one run's p99 is mostly its noisiest moment.
 """
 
 from __future__ import annotations
@@ -102,6 +107,7 @@ class CaseResult:
     floor_cpu_us: float = 0.0  # the floor in CPU time
     pods_per_s: float = 0.0  # pods / committed wall p50
     cpu_pods_per_s: float = 0.0  # pods / committed CPU p50
+    repeats: int = 1  # runs of the case; each figure above is the median over them
 
 
 @dataclass
@@ -193,6 +199,7 @@ def run_place_bench(
     cases: Sequence[str] = tuple(CASES),
     decisions: int = 200,
     progress: Callable[[str], None] | None = None,
+    repeats: int = 1,
 ) -> PlaceBench:
     result = PlaceBench()
     for n in sizes:
@@ -201,13 +208,12 @@ def run_place_bench(
         result.build_s[n] = time.perf_counter() - t
         gc.collect()
         gc.freeze()  # the cluster lives for the whole run: keep it out of GC passes
-        floor = floor_us(state)
-        floor_cpu = floor_us(state, clock=time.process_time)
         for name in cases:
             make, pods = CASES[name] if name in CASES else EXTRA_CASES[name]
             reps = decisions  # as many for wide units: the p99 of fewer is about their max
             if progress:
-                progress(f"{n:,} nodes: {name} x {reps}")
+                progress(f"{n:,} nodes: {name} x {reps}"
+                         + (f", {repeats} runs" if repeats > 1 else ""))
             make(0)  # build cost of the tree is not decision latency
             # warm up, untimed: the capacity cache, and the first commit and hand-back (the
             # first catch-up after one pays one-time costs, such as numpy's lazy imports)
@@ -216,25 +222,50 @@ def run_place_bench(
             if d.admitted:
                 _hand_back(state, warm, d.assignments)
             place(warm, state, commit=False)
-            lat, cpu, admitted = _timed_runs(state, make, reps, commit=False)
-            clat, ccpu, _ = _timed_runs(state, make, reps, commit=True)
-            p50, p99 = (float(np.percentile(lat, q)) for q in (50, 99))
-            result.cases.append(CaseResult(
-                nodes=n, case=name, pods=pods, decisions=reps, admitted=admitted,
-                p50_us=p50, p99_us=p99, floor_us=floor,
-                p50_ratio=p50 / floor, p99_ratio=p99 / floor,
-                cpu_p50_us=float(np.percentile(cpu, 50)),
-                cpu_p99_us=float(np.percentile(cpu, 99)),
-                commit_p50_us=float(np.percentile(clat, 50)),
-                commit_p99_us=float(np.percentile(clat, 99)),
-                commit_cpu_p50_us=float(np.percentile(ccpu, 50)),
-                commit_cpu_p99_us=float(np.percentile(ccpu, 99)),
-                commit_cpu_p99_ratio=float(np.percentile(ccpu, 99)) / floor_cpu,
-                floor_cpu_us=floor_cpu,
-                pods_per_s=pods / float(np.percentile(clat, 50)) * 1e6,
-                cpu_pods_per_s=pods / float(np.percentile(ccpu, 50)) * 1e6,
-            ))
+            runs = [_case_run(state, n, name, make, pods, reps) for _ in range(repeats)]
+            result.cases.append(_median(runs))
         result.peak_rss_mib[n] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         del state
         gc.unfreeze()
     return result
+
+
+def _case_run(state: ClusterState, n: int, name: str, make: Callable[[int], Group],
+              pods: int, reps: int) -> CaseResult:
+    """One run of a case: its floor (wall and CPU), then ``reps`` dry runs and ``reps``
+    committed decisions."""
+    floor = floor_us(state)
+    floor_cpu = floor_us(state, clock=time.process_time)
+    lat, cpu, admitted = _timed_runs(state, make, reps, commit=False)
+    clat, ccpu, _ = _timed_runs(state, make, reps, commit=True)
+    p50, p99 = (float(np.percentile(lat, q)) for q in (50, 99))
+    return CaseResult(
+        nodes=n, case=name, pods=pods, decisions=reps, admitted=admitted,
+        p50_us=p50, p99_us=p99, floor_us=floor,
+        p50_ratio=p50 / floor, p99_ratio=p99 / floor,
+        cpu_p50_us=float(np.percentile(cpu, 50)),
+        cpu_p99_us=float(np.percentile(cpu, 99)),
+        commit_p50_us=float(np.percentile(clat, 50)),
+        commit_p99_us=float(np.percentile(clat, 99)),
+        commit_cpu_p50_us=float(np.percentile(ccpu, 50)),
+        commit_cpu_p99_us=float(np.percentile(ccpu, 99)),
+        commit_cpu_p99_ratio=float(np.percentile(ccpu, 99)) / floor_cpu,
+        floor_cpu_us=floor_cpu,
+        pods_per_s=pods / float(np.percentile(clat, 50)) * 1e6,
+        cpu_pods_per_s=pods / float(np.percentile(ccpu, 50)) * 1e6,
+    )
+
+
+def _median(runs: list[CaseResult]) -> CaseResult:
+    """The runs of one case as one result: every timed figure (and ratio) the median over
+    the runs, each ratio taken within its own run; the fewest admitted."""
+    if len(runs) == 1:
+        return runs[0]
+    rows = [asdict(r) for r in runs]
+    out = dict(rows[0])
+    for key, value in out.items():
+        if isinstance(value, float):
+            out[key] = float(np.median([r[key] for r in rows]))
+    out["admitted"] = min(r.admitted for r in runs)
+    out["repeats"] = len(runs)
+    return CaseResult(**out)

@@ -85,6 +85,8 @@ def place_cmd(
     case: Annotated[list[str] | None, typer.Option(
         "--case", help="Only these cases (repeatable; default: every case but wide-1024).",
         show_default=False)] = None,
+    repeat: Annotated[int, typer.Option(
+        "--repeat", help="Runs per case, each against its own floor; medians.")] = 1,
     output: OutputOption = Format.table,
     output_file: FileOption = None,
 ) -> None:
@@ -109,9 +111,12 @@ def place_cmd(
         raise InputError(f"sizes must be among {', '.join(map(str, SIZES))}", field="--sizes")
     if decisions < 1:
         raise InputError("must be at least 1", field="--decisions")
+    if repeat < 1:
+        raise InputError("must be at least 1", field="--repeat")
     result = run_place_bench(chosen, cases=case or tuple(CASES), decisions=decisions,
-                             progress=_progress)
-    table = Table(title="bench place: decision latency, dry runs and committed (µs)",
+                             progress=_progress, repeats=repeat)
+    medians = f", medians of {repeat} runs" if repeat > 1 else ""
+    table = Table(title=f"bench place: decision latency, dry runs and committed (µs){medians}",
                   title_justify="left")
     for col in ("nodes", "case", "pods", "admitted", "p50", "p99", "cpu p50", "commit cpu p50",
                 "commit cpu p99", "floor", "floor cpu", "p50/floor", "commit cpu p99/floor cpu",
