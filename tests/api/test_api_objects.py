@@ -16,13 +16,23 @@ from gangsched.api.objects import (
     parse_label_selector,
     parse_node,
     parse_node_affinity,
+    parse_node_requirements,
     parse_pod,
     parse_pod_template,
     parse_taints,
     parse_tolerations,
     pod_requests,
 )
-from gangsched.api.types import Node, Pod, Taint
+from gangsched.api.types import (
+    NO_REQUIREMENTS,
+    Node,
+    NodeRequirements,
+    NodeSelectorTerm,
+    Pod,
+    Requirement,
+    Taint,
+    Toleration,
+)
 
 Gi = 1024**3
 
@@ -950,3 +960,19 @@ def test_pod_on_node_is_the_same_pod_bound_elsewhere_and_leaves_the_original() -
     assert bound == dataclasses.replace(pod, node_name="n1")
     assert pod.node_name is None and bound is not pod
     assert bound.on_node(None) == pod
+
+
+def test_node_requirements_compare_by_value_and_pods_share_the_empty_one() -> None:
+    sel = NodeRequirements(node_selector=(("zone", "a"),))
+    assert sel == NodeRequirements(node_selector=(("zone", "a"),)) and sel is not NO_REQUIREMENTS
+    assert hash(sel) == hash(NodeRequirements(node_selector=(("zone", "a"),)))
+    term = NodeSelectorTerm(match_expressions=(Requirement("zone", "In", ("a",)),))
+    others = [NO_REQUIREMENTS, NodeRequirements(node_selector=(("zone", "b"),)),
+              NodeRequirements(affinity=(term,)),
+              NodeRequirements(tolerations=(Toleration(key="gpu", operator="Exists"),))]
+    for other in others:
+        assert sel != other and other == dataclasses.replace(other)
+    assert sel != (("zone", "a"),) and NodeRequirements() == NO_REQUIREMENTS
+    # a pod spec asking nothing of a node: the one shared value (a cache key by identity)
+    assert parse_node_requirements({}, "spec") is NO_REQUIREMENTS
+    assert Pod(name="p").requirements is NO_REQUIREMENTS
