@@ -222,6 +222,10 @@ class Domains:
             return spill
         return tuple(s for s in spill if id(s) not in self._extras_only)
 
+    def scope(self, lo: int, hi: int, sel: np.ndarray | None = None) -> Candidates:
+        """The scope [lo, hi) itself (its selected nodes) as the one candidate: no domain."""
+        return Candidates(np.array([lo]), np.array([hi]), _NO_DOMAIN, None, self.topo, sel)
+
     def nested(
         self, node: TreeNode, level: Level | None, lo: int, hi: int,
         within: tuple[Level, ...] = (), sel: np.ndarray | None = None,
@@ -236,8 +240,7 @@ class Domains:
             if isinstance(node, PodSet) or all(
                 int(self.capacity_in(d, lo, hi, sel).sum()) >= d.count for d in dems
             ):
-                return Candidates(np.array([lo]), np.array([hi]), _NO_DOMAIN, None,
-                                  self.topo, sel), seen
+                return self.scope(lo, hi, sel), seen
             return Candidates(_EMPTY, _EMPTY, _EMPTY, None, self.topo), seen
         d0 = int(level.node_domain[lo])
         d1 = int(level.node_domain[hi - 1]) + 1

@@ -109,6 +109,12 @@ class Search:
         """Placements of node's minimum inside [lo, hi) (the selected nodes of it, when
         ``sel`` is given), best first; each is live in the transaction while the consumer
         holds it and undone when the consumer asks for the next one."""
+        if not self.facts.size(node):
+            # no pods (a role scaled to zero): nothing placed breaks no constraint, whatever
+            # domain it names (even none), so it is placed as it is, in the parent's scope
+            yield from self._placements(node, self.domains.scope(lo, hi, sel)[0],
+                                        (lo, hi, sel), spill)
+            return
         cross = self.facts.cross_constraint(node)
         if cross is not None:
             yield from self._crossing(node, cross, (lo, hi, sel), spill)

@@ -1,0 +1,79 @@
+"""A node of the gang tree with no pods (a role scaled to zero) places nothing, so its
+topology constraints hold whatever they name: a pinned value no node has, a level no node
+is labelled with, a key outside the chain. It is satisfied, as the exact solver finds."""
+
+from __future__ import annotations
+
+import pytest
+
+from gangsched.cluster.state import ClusterState
+from gangsched.gang import Constraint, Group
+from gangsched.placement import place
+from gangsched.placement.engine import Options
+from gangsched.placement.exact import solve
+from gangsched.placement.verify import verify
+from gangsched.testing.builders import group, node, podset
+
+ZONE = "topology.kubernetes.io/zone"
+RACK = "example.com/rack"
+SWITCH = "example.com/switch"  # no node has it
+
+
+def cluster() -> ClusterState:
+    nodes = [node(f"{z}-h{h}", {ZONE: z, RACK: f"{z}-r{h // 2}"}) for z in ("z0", "z1")
+             for h in range(4)]
+    return ClusterState.from_nodes(nodes, [ZONE, RACK])
+
+
+CONSTRAINTS = {
+    "pinned to a zone no node has": (Constraint(ZONE, "required", "nowhere"),),
+    "a rack pinned outside its parent's zone": (Constraint(RACK, "required", "z1-r0"),),
+    "a key no node has": (Constraint(SWITCH, "required"),),
+    "a pinned key no node has": (Constraint(SWITCH, "required", "s0"),),
+}
+
+
+def two_roles(empty: tuple[Constraint, ...]) -> Group:
+    """A gang of two required roles: two 8-GPU pods in zone z0, and a role of no pods."""
+    return group("job", [
+        podset("job/workers", 2, gpu=8),
+        group("job/spare", [podset("job/spare/pods", 0, gpu=8)], topology=empty),
+    ], topology=(Constraint(ZONE, "required", "z0"),))
+
+
+@pytest.mark.parametrize("case", CONSTRAINTS)
+@pytest.mark.parametrize("opts", [Options(), Options(exact=0), Options(fast=False)],
+                         ids=["default", "search-only", "generic"])
+def test_a_role_of_no_pods_is_satisfied_whatever_its_constraints_name(
+        case: str, opts: Options) -> None:
+    state = cluster()
+    before = state.snapshot()
+    unit = two_roles(CONSTRAINTS[case])
+    got = solve(unit, before, time_limit=10)
+    assert got.feasible  # the exact solver: nothing to place, nothing to break
+    d = place(unit, state, opts)
+    assert d.admitted, d.reason
+    assert {n.split("-")[0] for n in d.assignments.values()} == {"z0"}
+    assert len(d.assignments) == 2 and verify(unit, before, d.assignments) == []
+    spare = {g.path: g for g in d.groups}["job/spare"]
+    assert spare.satisfied and spare.placed_pods == 0 and spare.domain is None
+
+
+@pytest.mark.parametrize("case", CONSTRAINTS)
+def test_an_empty_unit_is_admitted_whatever_its_constraints_name(case: str) -> None:
+    state = cluster()
+    unit = group("empty", [podset("empty/pods", 0, gpu=8)], topology=CONSTRAINTS[case])
+    d = place(unit, state)
+    assert d.admitted and d.assignments == {}, d.reason
+
+
+def test_a_role_with_pods_still_fails_on_a_value_no_node_has() -> None:
+    state = cluster()
+    unit = group("job", [
+        podset("job/workers", 2, gpu=8),
+        group("job/more", [podset("job/more/pods", 1, gpu=8)],
+              topology=(Constraint(ZONE, "required", "nowhere"),)),
+    ])
+    d = place(unit, state, commit=False)
+    assert not d.admitted and "nowhere" in d.reason
+    assert not solve(unit, state, time_limit=10).feasible
