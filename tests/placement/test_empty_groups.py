@@ -1,6 +1,8 @@
-"""A node of the gang tree with no pods (a role scaled to zero) places nothing, so its
-topology constraints hold whatever they name: a pinned value no node has, a level no node
-is labelled with, a key outside the chain. It is satisfied, as the exact solver finds."""
+"""A node of the gang tree with no pods (a role scaled to zero), or whose minimum is no
+pods (an optional role), may place nothing, and placing nothing breaks no topology
+constraint, whatever it names: a pinned value no node has, a level no node is labelled
+with, a key outside the chain. It is satisfied, as the exact solver finds; a role with a
+minimum of none but pods to place places none of them outside what it names."""
 
 from __future__ import annotations
 
@@ -77,3 +79,54 @@ def test_a_role_with_pods_still_fails_on_a_value_no_node_has() -> None:
     d = place(unit, state, commit=False)
     assert not d.admitted and "nowhere" in d.reason
     assert not solve(unit, state, time_limit=10).feasible
+
+
+def optional_role(constraint: tuple[Constraint, ...]) -> Group:
+    """A gang of two required children: two 8-GPU pods in zone z0, and a role of two pods
+    whose minimum is none (its pods are extras), constrained as given."""
+    return group("job", [
+        podset("job/workers", 2, gpu=8),
+        group("job/optional", [podset("job/optional/pods", 2, gpu=8, min_pods=0)],
+              topology=constraint),
+    ], topology=(Constraint(ZONE, "required", "z0"),))
+
+
+@pytest.mark.parametrize("case", CONSTRAINTS)
+@pytest.mark.parametrize("opts", [Options(), Options(exact=0), Options(fast=False)],
+                         ids=["default", "search-only", "generic"])
+def test_a_role_of_no_minimum_is_satisfied_by_none_of_its_pods_where_nothing_is_allowed(
+        case: str, opts: Options) -> None:
+    state = cluster()
+    before = state.snapshot()
+    unit = optional_role(CONSTRAINTS[case])
+    assert solve(unit, before, time_limit=10).feasible
+    d = place(unit, state, opts)
+    assert d.admitted, d.reason
+    assert verify(unit, before, d.assignments) == []
+    # the two workers in z0, and none of the optional pods: they may go nowhere
+    assert len(d.assignments) == 2
+    assert not any("job-optional-" in p for p in d.assignments)
+    assert {n.split("-")[0] for n in d.assignments.values()} == {"z0"}
+    optional = {g.path: g for g in d.groups}["job/optional"]
+    assert optional.satisfied and optional.placed_pods == 0
+
+
+def test_a_role_of_no_minimum_still_grows_where_its_constraint_allows() -> None:
+    state = cluster()
+    before = state.snapshot()
+    unit = optional_role((Constraint(RACK, "required"),))
+    d = place(unit, state)
+    assert d.admitted, d.reason
+    assert verify(unit, before, d.assignments) == []
+    optional = [n for p, n in d.assignments.items() if "job-optional-" in p]
+    assert len(optional) == 2  # its extras, in one rack of z0
+    assert len({n.rsplit("-", 1)[0] for n in optional}) == 1
+
+
+def test_an_optional_unit_whose_constraint_names_nothing_is_still_rejected() -> None:
+    """The unit itself is not a role: one that can place no pod is not admitted."""
+    state = cluster()
+    unit = group("solo", [podset("solo/pods", 2, gpu=8, min_pods=0)],
+                 topology=(Constraint(ZONE, "required", "nowhere"),))
+    d = place(unit, state, commit=False)
+    assert not d.admitted and d.assignments == {}

@@ -92,6 +92,7 @@ class Search:
         # no domain of any tier passed the capacity bound for the root: no node order and
         # no other attempt at this minimum can place it
         self.bounded_out = False
+        self._nowhere: np.ndarray | None = None  # no node selected (see _nothing)
 
     def first(
         self, node: TreeNode, lo: int = 0, hi: int | None = None, spill: Spill = (),
@@ -320,17 +321,26 @@ class Search:
             i = order[pos]
             child = children[i]
             m = txn.mark()
+            placed = False
             for r in self.alternatives(child, c.lo, c.hi, outer, c.sel):
+                placed = True
                 res.kids[i] = r
                 if extras_first:
                     grow(self, r, facts.size(child))
                 yield from again(pos + 1, sat + 1, again)
                 del res.kids[i]
             txn.rollback_to(m)
-            if len(order) - pos - 1 < need - sat:
-                return
-            # leave this child out; it may come back as an extra
-            yield from again(pos + 1, sat, again)
+            if len(order) - pos - 1 >= need - sat:
+                # leave this child out; it may come back as an extra
+                yield from again(pos + 1, sat, again)
+            if not placed and not facts.minimum(child):
+                # a child of no minimum that has no domain here (it names a value no node
+                # has, a level none is labelled with) is satisfied by placing nothing
+                for r in self._nothing(child, c):
+                    res.kids[i] = r
+                    yield from again(pos + 1, sat + 1, again)
+                    del res.kids[i]
+                txn.rollback_to(m)
 
         yield from dfs(0, 0, dfs)
         if not found:
@@ -338,6 +348,16 @@ class Search:
                 self.notes.group_pods(g, c, short)
             else:
                 self.notes.group(g, c, most)
+
+    def _nothing(self, node: TreeNode, c: Candidate) -> Iterator[Placement]:
+        """Placements of a node of no minimum that place nothing and cannot grow: in the
+        parent's candidate with no node selected, and nowhere to spill."""
+        if self.budget.dry_runs >= self.budget.max_dry_runs:
+            return
+        if self._nowhere is None:
+            self._nowhere = np.zeros(self.state.n_nodes, dtype=bool)
+        yield from self._placements(node, self.domains.scope(c.lo, c.hi, self._nowhere)[0],
+                                    (c.lo, c.hi, c.sel))
 
     def _reach_pods(self, res: GroupPlacement) -> tuple[int, Snapshot | None]:
         """With enough of the group's children placed: (-1, what to restore to undo the
