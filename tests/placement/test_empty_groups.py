@@ -130,3 +130,25 @@ def test_an_optional_unit_whose_constraint_names_nothing_is_still_rejected() -> 
                  topology=(Constraint(ZONE, "required", "nowhere"),))
     d = place(unit, state, commit=False)
     assert not d.admitted and d.assignments == {}
+
+
+def test_optional_roles_with_no_domain_do_not_multiply_the_search() -> None:
+    """Each is left out once and counted only when the count needs it: a gang needing 8
+    of twelve such roles and a role that fits nowhere, and two pods, is rejected after a
+    few score of dry runs, not after one or more per subset of the twelve (2,000 and
+    more when each could be left out or placed empty, in turn)."""
+    state = cluster()
+    roles = [group(f"job/opt{k}", [podset(f"job/opt{k}/pods", 1, gpu=8, min_pods=0)],
+                   topology=(Constraint(ZONE, "required", "nowhere"),)) for k in range(12)]
+    # three 8-GPU pods in one rack of two nodes
+    bad = group("job/bad", [podset("job/bad/pods", 3, gpu=8,
+                                   topology=(Constraint(RACK, "required"),))])
+    unit = group("job", [*roles, bad], min_groups=8, min_pods=2)
+    d = place(unit, state, Options(exact=0), commit=False)
+    assert not d.admitted
+    assert d.dry_runs < 500, d.dry_runs
+    assert not solve(unit, state, time_limit=10).feasible
+    # with a role that fits instead, the twelve are satisfied by placing nothing
+    ok = group("job", [*roles, podset("job/w", 2, gpu=8)])
+    d = place(ok, state, Options(exact=0), commit=False)
+    assert d.admitted and len(d.assignments) == 2, d.reason

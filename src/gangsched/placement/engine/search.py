@@ -92,7 +92,7 @@ class Search:
         # no domain of any tier passed the capacity bound for the root: no node order and
         # no other attempt at this minimum can place it
         self.bounded_out = False
-        self._nowhere: np.ndarray | None = None  # no node selected (see _nothing)
+        self._nowhere: np.ndarray | None = None  # no node selected (see _fill)
 
     def first(
         self, node: TreeNode, lo: int = 0, hi: int | None = None, spill: Spill = (),
@@ -293,13 +293,21 @@ class Search:
         found = False
 
         # dfs gets itself as ``again``: a closure naming itself would be a reference cycle,
-        # leaving this search's placements to the cyclic collector after every call
-        def dfs(pos: int, sat: int, again: Callable[[int, int, Any], Iterator[GroupPlacement]]
+        # leaving this search's placements to the cyclic collector after every call.
+        # ``spare``: children of no minimum left out for want of a domain here (a value no
+        # node has, a level none is labelled with); placing nothing satisfies them, so as
+        # many as the count needs are placed so, with no node to grow on (_fill)
+        def dfs(pos: int, sat: int, spare: tuple[int, ...],
+                again: Callable[[int, int, tuple[int, ...], Any], Iterator[GroupPlacement]]
                 ) -> Iterator[GroupPlacement]:
             nonlocal most, short, found
-            most = max(most, sat)
-            if sat >= need:
+            most = max(most, sat + len(spare))
+            if sat + len(spare) >= need:
                 m = txn.mark()
+                filled = self._fill(res, spare[:max(0, need - sat)], c)
+                if filled is None:  # out of dry runs
+                    txn.rollback_to(m)
+                    return
                 got, saved = self._reach_pods(res)
                 if got < 0:
                     found = True
@@ -313,10 +321,13 @@ class Search:
                         restore(kept)
                     if saved is not None:
                         restore(saved)
-                    return
-                short = max(short, got)
-                return  # too few pods here: earlier siblings' alternatives next
-            if len(order) - pos < need - sat:
+                else:
+                    short = max(short, got)  # too few pods: earlier siblings' ways next
+                for i in filled:
+                    del res.kids[i]
+                txn.rollback_to(m)
+                return
+            if len(order) - pos < need - sat - len(spare):
                 return
             i = order[pos]
             child = children[i]
@@ -327,37 +338,45 @@ class Search:
                 res.kids[i] = r
                 if extras_first:
                     grow(self, r, facts.size(child))
-                yield from again(pos + 1, sat + 1, again)
+                yield from again(pos + 1, sat + 1, spare, again)
                 del res.kids[i]
             txn.rollback_to(m)
-            if len(order) - pos - 1 >= need - sat:
-                # leave this child out; it may come back as an extra
-                yield from again(pos + 1, sat, again)
             if not placed and not facts.minimum(child):
-                # a child of no minimum that has no domain here (it names a value no node
-                # has, a level none is labelled with) is satisfied by placing nothing
-                for r in self._nothing(child, c):
-                    res.kids[i] = r
-                    yield from again(pos + 1, sat + 1, again)
-                    del res.kids[i]
-                txn.rollback_to(m)
+                yield from again(pos + 1, sat, (*spare, i), again)
+            elif len(order) - pos - 1 >= need - sat - len(spare):
+                # leave this child out; it may come back as an extra
+                yield from again(pos + 1, sat, spare, again)
 
-        yield from dfs(0, 0, dfs)
+        yield from dfs(0, 0, (), dfs)
         if not found:
             if short >= 0:
                 self.notes.group_pods(g, c, short)
             else:
                 self.notes.group(g, c, most)
 
-    def _nothing(self, node: TreeNode, c: Candidate) -> Iterator[Placement]:
-        """Placements of a node of no minimum that place nothing and cannot grow: in the
-        parent's candidate with no node selected, and nowhere to spill."""
-        if self.budget.dry_runs >= self.budget.max_dry_runs:
-            return
-        if self._nowhere is None:
-            self._nowhere = np.zeros(self.state.n_nodes, dtype=bool)
-        yield from self._placements(node, self.domains.scope(c.lo, c.hi, self._nowhere)[0],
-                                    (c.lo, c.hi, c.sel))
+    def _fill(self, res: GroupPlacement, spare: tuple[int, ...], c: Candidate
+              ) -> list[int] | None:
+        """Place the children ``spare`` of the group (of no minimum, no domain in its
+        candidate c) so that they place nothing and cannot grow: in c with no node
+        selected, nowhere to spill. Their indices; None when the dry runs ran out."""
+        budget = self.budget
+        filled: list[int] = []
+        for i in spare:
+            if budget.dry_runs >= budget.max_dry_runs:
+                r = None
+            else:
+                if self._nowhere is None:
+                    self._nowhere = np.zeros(self.state.n_nodes, dtype=bool)
+                nowhere = self.domains.scope(c.lo, c.hi, self._nowhere)[0]
+                r = next(self._placements(res.node.children[i], nowhere, (c.lo, c.hi, c.sel)),
+                         None)
+            if r is None:
+                for j in filled:
+                    del res.kids[j]
+                return None
+            res.kids[i] = r
+            filled.append(i)
+        return filled
 
     def _reach_pods(self, res: GroupPlacement) -> tuple[int, Snapshot | None]:
         """With enough of the group's children placed: (-1, what to restore to undo the
