@@ -89,7 +89,6 @@ class Facts:
         self._weights: dict[int, float] = {}
         self._shape_weights: dict[Shape, float] = {}
         self._sizes: dict[int, int] = {}
-        self._minimum: dict[int, int] = {}
         self._simple: dict[int, bool] = {}
         self._spread: dict[int, int] = {}
         self._required_levels: dict[int, tuple[Level, ...]] = {}
@@ -257,18 +256,6 @@ class Facts:
         n = self._sizes.get(id(node))
         if n is None:
             n = self._sizes[id(node)] = node.size
-        return n
-
-    def minimum(self, node: TreeNode) -> int:
-        """Pods the node's minimum needs (:func:`gangsched.gang.minimum_pods`)."""
-        n = self._minimum.get(id(node))
-        if n is None:
-            if isinstance(node, PodSet):
-                n = node.min_pods
-            else:
-                kids = sorted(self.minimum(c) for c in node.children)
-                n = max(node.min_pods, sum(kids[: node.min_groups]))
-            self._minimum[id(node)] = n
         return n
 
     def want(self, node: TreeNode) -> int:
