@@ -39,6 +39,7 @@ from gangsched.gang import (
     PodSet,
     TreeNode,
     claims_of,
+    minimum_pods,
     podsets,
     preferred_key,
     walk,
@@ -89,6 +90,7 @@ class Facts:
         self._weights: dict[int, float] = {}
         self._shape_weights: dict[Shape, float] = {}
         self._sizes: dict[int, int] = {}
+        self._minimum: dict[int, int] = {}
         self._simple: dict[int, bool] = {}
         self._spread: dict[int, int] = {}
         self._required_levels: dict[int, tuple[Level, ...]] = {}
@@ -256,6 +258,13 @@ class Facts:
         n = self._sizes.get(id(node))
         if n is None:
             n = self._sizes[id(node)] = node.size
+        return n
+
+    def minimum(self, node: TreeNode) -> int:
+        """Pods the node's minimum needs (:func:`gangsched.gang.minimum_pods`, cached)."""
+        n = self._minimum.get(id(node))
+        if n is None:
+            n = self._minimum[id(node)] = minimum_pods(node)
         return n
 
     def want(self, node: TreeNode) -> int:

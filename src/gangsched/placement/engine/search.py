@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from gangsched.gang import Constraint, Group, PodSet, TreeNode, minimum_pods
+from gangsched.gang import Constraint, Group, PodSet, TreeNode
 from gangsched.placement.engine.domains import Candidates, Domains, Seen
 from gangsched.placement.engine.explain import Notes, QuietNotes
 from gangsched.placement.engine.extras import Snapshot, grow, reach, restore, snapshot
@@ -341,7 +341,7 @@ class Search:
                 yield from again(pos + 1, sat + 1, spare, again)
                 del res.kids[i]
             txn.rollback_to(m)
-            if not placed and not minimum_pods(child):
+            if not placed and not facts.minimum(child):
                 yield from again(pos + 1, sat, (*spare, i), again)
             elif len(order) - pos - 1 >= need - sat - len(spare):
                 # leave this child out; it may come back as an extra
