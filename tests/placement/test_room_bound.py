@@ -4,14 +4,13 @@ before any search, so the bound must never be below what the exact solver places
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 import pytest
+from placement_helpers import pinned
 
 from gangsched.bench.instances import random_instance
 from gangsched.cluster.state import ClusterState
-from gangsched.gang import Group, PodSet, TreeNode, minimum_pods
+from gangsched.gang import Group, TreeNode, minimum_pods
 from gangsched.placement import place
 from gangsched.placement.engine import Options
 from gangsched.placement.engine import attempts as engine_attempts
@@ -19,23 +18,6 @@ from gangsched.placement.engine.domains import Domains
 from gangsched.placement.engine.facts import Facts
 from gangsched.placement.exact import solve
 from gangsched.testing.builders import GPU, cluster, cons, group, podset
-
-
-def pinned(node: TreeNode, state: ClusterState, rng: np.random.Generator) -> TreeNode:
-    """The tree with about half of its required constraints pinned to a value their
-    level has (nested pins may name disjoint domains: then nothing fits)."""
-    topo = []
-    for c in node.topology:
-        lv = state.topology.level_for(c.key) if c.mode == "required" else None
-        if lv is not None and rng.random() < 0.5:
-            values = sorted({v for v, ok in zip(lv.values, lv.valid.tolist(), strict=True)
-                             if ok})
-            c = replace(c, value=values[int(rng.integers(len(values)))])
-        topo.append(c)
-    if isinstance(node, PodSet):
-        return replace(node, topology=tuple(topo))
-    return replace(node, topology=tuple(topo),
-                   children=[pinned(ch, state, rng) for ch in node.children])
 
 
 def room(unit: TreeNode, state: ClusterState) -> int:

@@ -245,7 +245,7 @@ def place(
             outcome.search.txn.discard()
             if outcome.search.log is not None:
                 outcome.search.log.stopped()
-            solver = _ask(unit, facts, opts)
+            solver = _ask(unit, facts, domains, opts)
             infeasible = solver[1]
             if infeasible:
                 break  # every attempt would fail
@@ -273,7 +273,7 @@ def place(
                                     opts.score_budget, unit), facts, domains, opts, floor)
         search = explainer.search
         if not search.bounded_out and opts.exact > 0 and not infeasible:  # the exact solver
-            got = (solver if solver is not None else _ask(unit, facts, opts))[0]
+            got = (solver if solver is not None else _ask(unit, facts, domains, opts))[0]
             if got is not None:
                 search.txn.discard()
                 return exact_decision(unit, facts, got, minimum, commit,
@@ -308,7 +308,7 @@ def place(
             again.search.txn.discard()
             # nor that search: the exact solver's fewest pods (one or more), for a small
             # unit; extras come when the unit is next grown, as after the last attempt
-            got = _ask(one, facts, opts)[0]
+            got = _ask(one, facts, domains, opts)[0]
             if got is not None:
                 search.txn.discard()
                 return exact_decision(unit, facts, got, minimum, commit,
@@ -326,10 +326,11 @@ def place(
     return _decision(unit, state, status, root, minimum, search.budget.dry_runs, facts)
 
 
-def _ask(unit: TreeNode, facts: Facts, opts: Options) -> tuple[ExactResult | None, bool]:
+def _ask(unit: TreeNode, facts: Facts, domains: Domains, opts: Options
+         ) -> tuple[ExactResult | None, bool]:
     """The exact solver's answer for the unit's minimum (:func:`.exact_attempt.solved`),
     recorded in the search log when one is kept."""
-    got = solved(unit, facts, opts)
+    got = solved(unit, facts, domains, opts)
     log = current()
     if log is not None:
         log.solver(got[0] is not None)

@@ -14,6 +14,10 @@ passes it, and it is the minimum alone: preferred constraints are not weighed th
 extras are not grown (they come when the scheduler next grows the unit). Each set's pods
 are charged as the search charges them, with the exclusive domains they hold.
 
+Before the MILP runs, the nested capacity bound (:mod:`.bound`) is checked: a unit it
+rejects has no placement under the MILP's rules either, so it is answered infeasible
+without a solve.
+
 It is also asked earlier, once, when the search of a small unit runs long
 (``Options.exact_after`` dry runs, all attempts told): a unit it proves infeasible is
 rejected then, since every further attempt would fail too (the search places nothing
@@ -31,6 +35,8 @@ import numpy as np
 from gangsched.cluster.state import ClusterState
 from gangsched.gang import Group, PodSet, TreeNode, podsets, walk
 from gangsched.placement.decision import Decision, GroupOutcome
+from gangsched.placement.engine.bound import Bound
+from gangsched.placement.engine.domains import Domains
 from gangsched.placement.engine.facts import Facts
 from gangsched.placement.engine.options import Options
 from gangsched.placement.verify import domain_value, verify
@@ -55,13 +61,17 @@ def small(unit: TreeNode, state: ClusterState, limit: int) -> bool:
     return next(islice(walk(unit), MAX_TREE, None), None) is None
 
 
-def solved(unit: TreeNode, facts: Facts, opts: Options) -> tuple[ExactResult | None, bool]:
+def solved(unit: TreeNode, facts: Facts, domains: Domains, opts: Options
+           ) -> tuple[ExactResult | None, bool]:
     """(the MILP's placement of the unit's minimum, verified and of at least one pod, or
-    None; whether the MILP proved that nothing satisfies the unit). (None, False) when it
-    finds no placement within its node limit, or the unit is too large to ask."""
+    None; whether nothing satisfies the unit, by the nested capacity bound
+    (:mod:`.bound`) or proved by the MILP). (None, False) when the MILP finds no
+    placement within its node limit, or the unit is too large to ask."""
     state = facts.state
     if opts.exact <= 0 or not small(unit, state, opts.exact):
         return None, False
+    if not Bound(facts, domains).could_fit(unit):
+        return None, True  # no MILP needed: the bound is a relaxation of its rules
     from gangsched.placement.exact import solve  # scipy's solver: loaded when first asked
 
     got = solve(unit, state, time_limit=TIME_LIMIT, maximize=False,
