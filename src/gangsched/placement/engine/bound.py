@@ -15,7 +15,7 @@ together), and have ``min_groups`` children that could each do the same inside t
 domain. What it leaves out only loosens it: that siblings share capacity, per-node
 caps, keys outside the chain, exclusive domains. A child of no minimum is satisfied
 with none of its pods placed. At most ``TRIES`` domains are looked into per node and
-scope; past them the node is taken to fit.
+scope, and ``CHECKS`` (node, scope) pairs per unit; past them a node is taken to fit.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from gangsched.placement.engine.domains import Domains
 from gangsched.placement.engine.facts import Demand, Facts
 
 TRIES = 16  # domains looked into per node and scope before the node is taken to fit
+CHECKS = 2_000  # (node, scope) pairs looked into per unit before the rest are taken to fit
 
 
 class Bound:
@@ -37,6 +38,7 @@ class Bound:
         self.facts = facts
         self.domains = domains
         self._memo: dict[tuple[int, int, int, bool], bool] = {}
+        self._left = CHECKS
 
     def could_fit(self, node: TreeNode, lo: int = 0, hi: int | None = None,
                   one: bool = False) -> bool:
@@ -52,6 +54,9 @@ class Bound:
         key = (id(node), lo, hi, one)
         got = self._memo.get(key)
         if got is None:
+            if self._left <= 0:
+                return True  # looked into enough: taken to fit (the MILP decides)
+            self._left -= 1
             got = self._memo[key] = self._could_fit(node, lo, hi, one)
         return got
 
