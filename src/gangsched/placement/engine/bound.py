@@ -93,42 +93,34 @@ class Bound:
         by the capacity bound; and whether more than ``TRIES`` of them do (then none is
         returned: the node is taken to fit)."""
         lv = levels[0]
-        d0 = int(lv.node_domain[lo])
-        d1 = int(lv.node_domain[hi - 1]) + 1
-        starts = np.maximum(lv.starts[d0:d1], lo)
-        ends = np.minimum(lv.ends[d0:d1], hi)
-        ok = lv.valid[d0:d1].copy()
+        d0, starts, ends = _clipped(lv, lo, hi)
+        ok = lv.valid[d0:d0 + len(starts)].copy()
         for wider in levels[1:]:
             ok &= wider.valid[wider.node_domain[starts]]
-        at = starts - lo
-        state = self.facts.state
-        dems = self._demand(node, one)
-        for dem in dems:
-            if not ok.any():
-                break
-            fit = state.capacity(dem.shape, dem.req)[lo:hi]
-            ok &= np.add.reduceat(fit, at) >= dem.count
-        if len(dems) > 1 and ok.any():
-            for r, need in _together(dems).items():
-                ok &= np.add.reduceat(np.maximum(state.free[r, lo:hi], 0), at) >= need
+        ok &= self._hold(node, lo, hi, starts, one)
         ids = np.flatnonzero(ok)
         if len(ids) > TRIES:
             return [], True
         return list(zip(starts[ids].tolist(), ends[ids].tolist(), strict=True)), False
 
     def _holds(self, node: TreeNode, lo: int, hi: int, one: bool) -> bool:
-        """Whether [lo, hi) holds the node's minimum by the capacity bound: per shape, and
-        every shape's resources together."""
+        """Whether [lo, hi) holds the node's minimum by the capacity bound."""
+        return bool(self._hold(node, lo, hi, np.array([lo]), one)[0])
+
+    def _hold(self, node: TreeNode, lo: int, hi: int, starts: np.ndarray, one: bool
+              ) -> np.ndarray:
+        """Per slice of [lo, hi) from ``starts`` to the next: whether it holds the node's
+        minimum by the capacity bound, per shape and every shape's resources together
+        (:meth:`.domains.Domains.holds_together`)."""
         state = self.facts.state
         dems = self._demand(node, one)
+        at = starts - lo
+        ok = np.ones(len(starts), dtype=bool)
         for dem in dems:
-            if int(state.capacity(dem.shape, dem.req)[lo:hi].sum()) < dem.count:
-                return False
-        if len(dems) > 1:
-            for r, need in _together(dems).items():
-                if int(np.maximum(state.free[r, lo:hi], 0).sum()) < need:
-                    return False
-        return True
+            ok &= np.add.reduceat(state.capacity(dem.shape, dem.req)[lo:hi], at) >= dem.count
+        if len(dems) > 1 and ok.any():
+            ok &= self.domains.holds_together(dems, lo, hi, starts, None)
+        return ok
 
     def _children(self, node: TreeNode, lo: int, hi: int, one: bool) -> bool:
         """Whether the node's children could satisfy it inside [lo, hi): ``min_groups``
@@ -171,18 +163,15 @@ class Bound:
         if not levels or any(facts.required_levels(c) != levels for c in node.children[1:]):
             return True
         lv = levels[0]
-        d0 = int(lv.node_domain[lo])
-        d1 = int(lv.node_domain[hi - 1]) + 1
-        at = np.maximum(lv.starts[d0:d1], lo) - lo
-        sums = np.add.reduceat(facts.state.capacity(dem.shape, dem.req)[lo:hi], at)
-        whole = (sums // dem.count)[lv.valid[d0:d1]]
+        d0, starts, _ = _clipped(lv, lo, hi)
+        sums = np.add.reduceat(facts.state.capacity(dem.shape, dem.req)[lo:hi], starts - lo)
+        whole = (sums // dem.count)[lv.valid[d0:d0 + len(starts)]]
         return int(whole.sum()) >= node.min_groups
 
 
-def _together(dems: list[Demand]) -> dict[int, int]:
-    """Per resource row: what every demand's pods take together."""
-    need: dict[int, int] = {}
-    for dem in dems:
-        for r, v in zip(dem.shape.index, dem.shape.amount, strict=True):
-            need[r] = need.get(r, 0) + v * dem.count
-    return need
+def _clipped(lv: Level, lo: int, hi: int) -> tuple[int, np.ndarray, np.ndarray]:
+    """The domains of ``lv`` meeting [lo, hi): the first one's index, and their starts and
+    ends clipped to it."""
+    d0 = int(lv.node_domain[lo])
+    d1 = int(lv.node_domain[hi - 1]) + 1
+    return d0, np.maximum(lv.starts[d0:d1], lo), np.minimum(lv.ends[d0:d1], hi)

@@ -275,7 +275,7 @@ class Domains:
             # spilling out of them, as Volcano dry-runs a whole job per hypernode. The
             # required level, whose candidates a rejection is explained by, keeps the
             # per-shape bound alone
-            ok_mask &= self._holds_together(dems, lo, hi, starts, sel)
+            ok_mask &= self.holds_together(dems, lo, hi, starts, sel)
         ids = np.flatnonzero(ok_mask)
         # order (and explain) by the main shape: of the minimum, else of what is asked
         main = dems[0] if dems else next(iter(facts.desired(node)), None)
@@ -355,7 +355,7 @@ class Domains:
                          - (before[r] - state.fits(shape, before) * amount))
         return np.round(np.bincount(owner, cost, minlength=n), 9)
 
-    def _holds_together(self, dems: list[Demand], lo: int, hi: int, starts: np.ndarray,
+    def holds_together(self, dems: list[Demand], lo: int, hi: int, starts: np.ndarray,
                         sel: np.ndarray | None) -> np.ndarray:
         """Per domain (slices from ``starts`` to the next, inside [lo, hi)): whether its
         free resources cover every demand's pods at once (a necessary condition)."""
