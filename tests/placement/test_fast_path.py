@@ -21,7 +21,7 @@ import pytest
 
 from gangsched.api.types import Node, NodeRequirements, Taint
 from gangsched.cluster.state import ClusterState
-from gangsched.gang import Constraint, Group, PodSet
+from gangsched.gang import Constraint, Group, PodSet, podsets
 from gangsched.placement import place
 from gangsched.placement.engine import Options
 from gangsched.placement.engine.fast import _Scope, fast_place
@@ -158,7 +158,21 @@ def agree(seed: int, opts: Options, make: Callable[[np.random.Generator, int], G
         b = place(unit, generic_state, generic, commit=commit)
         assert decided(a) == decided(b), f"seed {seed}, unit {i}"
         assert np.array_equal(fast_state.free, generic_state.free)
+        cache_current(fast_state, unit)
     assert served > 0
+
+
+def cache_current(state: ClusterState, unit: Group) -> None:
+    """The cached capacities of the unit's pod kinds (which a committed fast decision
+    patches directly, :meth:`ClusterState.took`) are what a fresh copy computes."""
+    fresh = state.snapshot()  # an empty cache
+    for ps in podsets(unit):
+        shape = state.shape(ps.requests)
+        assert np.array_equal(state.capacity(shape, ps.requirements),
+                              fresh.capacity(shape, ps.requirements))
+        for lv in state.topology.levels:
+            assert np.array_equal(state.domain_sums(shape, ps.requirements, None, lv),
+                                  fresh.domain_sums(shape, ps.requirements, None, lv))
 
 
 def many_replicas(rng: np.random.Generator, i: int) -> Group:

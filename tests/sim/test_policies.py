@@ -3,6 +3,11 @@ engine, and the behaviours they exist to show."""
 
 from __future__ import annotations
 
+import random
+
+import pytest
+
+from gangsched.api.types import NodeRequirements
 from gangsched.gang import Constraint, Group, PodSet, podsets
 from gangsched.sim.policies import (
     POLICIES,
@@ -12,8 +17,10 @@ from gangsched.sim.policies import (
     PodByPod,
     Volcano,
     flat_gangs,
+    kube_pick,
     lowest_tier_first,
     make_policy,
+    nodes_to_score,
     signature,
     two_levels,
 )
@@ -169,3 +176,56 @@ def test_signature_ignores_names_but_not_shape() -> None:
     same = PodSet("b", "y/b", ("ns/b",), G8, min_pods=1)
     other = PodSet("a", "x/a", ("ns/a",), {"cpu": 1}, min_pods=1)
     assert signature(one) == signature(same) != signature(other)
+
+
+def _kube_reference(state, ps: PodSet, start: int, scoring: str, sampling: bool
+                    ) -> tuple[int, int] | None:
+    """kube-scheduler's default profile for one pod, node by node in plain Python: walk
+    the ring from ``start``, keep the feasible nodes until enough are found, score each
+    (LeastAllocated or MostAllocated, plus BalancedAllocation, on cpu and memory) and
+    take the first highest."""
+    n = state.n_nodes
+    fit = state.capacity(state.shape(ps.requests), ps.requirements, 1)
+    want = nodes_to_score(n, sampling)
+    ring = [(start + i) % n for i in range(n)]
+    feasible = [j for j in ring if fit[j] > 0]
+    if not feasible:
+        return None
+    found = feasible[:want]  # it stops looking once enough are found
+    processed = n if len(feasible) <= want else ring.index(found[-1]) + 1
+    best, best_score = -1, -1.0
+    for j in found:
+        fr = []
+        for res in ("cpu", "memory"):
+            r = state.rindex[res]
+            alloc = float(state.alloc[r, j])
+            used = alloc - float(state.free[r, j]) + ps.requests.get(res, 0)
+            fr.append(min(used / max(alloc, 1), 1.0) if alloc > 0 else 1.0)
+        a, b = fr
+        fa, fb = (a, b) if scoring == "most" else (1.0 - a, 1.0 - b)
+        mean = (a + b) / 2.0
+        std = (((a - mean) ** 2 + (b - mean) ** 2) / 2.0) ** 0.5
+        score = (fa + fb) / 2.0 * 100.0 + (1.0 - std) * 100.0
+        if score > best_score:
+            best, best_score = j, score
+    return best, processed
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_pod_by_pod_picks_nodes_as_kube_scheduler_scores_them(seed: int) -> None:
+    rng = random.Random(seed)
+    hosts = rng.choice([4, 16, 60])  # 16 to 240 nodes: sampling starts at 100
+    state = cluster((("rack", rng.randint(1, 4)), ("host", hosts)))
+    names = list(state.topology.names)
+    for name in rng.sample(names, len(names) // 2):  # pods already bound, of mixed sizes
+        take(state, name, gpu=rng.choice([1, 2, 4, 8]), cpu=rng.randrange(0, 64_000, 500),
+             memory=rng.randrange(0, 512 << 30, 1 << 28))
+    for _ in range(5):
+        requests = {"cpu": rng.choice([500, 4_000, 16_000]), GPU: rng.choice([0, 1, 4, 8]),
+                    "memory": rng.choice([1 << 30, 64 << 30])}
+        ps = PodSet("p", "u/p#0", ("u-p-0",), requests, NodeRequirements(), min_pods=1)
+        start = rng.randrange(state.n_nodes)
+        for scoring in ("least", "most"):
+            for sampling in (True, False):
+                assert kube_pick(state, ps, start, scoring, sampling) == _kube_reference(
+                    state, ps, start, scoring, sampling)

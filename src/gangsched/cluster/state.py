@@ -355,6 +355,19 @@ class ClusterState:
                     np.add.at(sums, e.levels[lid].node_domain[nodes], delta)
         e.generation = self.generation
 
+    def took(self, e: _Entry, nodes: np.ndarray, counts: np.ndarray) -> None:
+        """The last change placed ``counts[i]`` pods of the entry's shape on distinct
+        ``nodes[i]``, each within what its fit held: bring the entry (in sync before
+        that change, without a cap) up to date directly, as :meth:`_sync` would. A pod
+        of the shape takes exactly one from the fit of a node it fits on (its amounts
+        divide what it takes) and from each domain sum holding the node."""
+        if e.generation != self.generation - 1 or e.cap is not None or not e.shape.index:
+            return  # not in sync before, or not linear in the pods: the journal patches it
+        e.fit[nodes] -= counts
+        for lid, sums in e.sums.items():
+            np.subtract.at(sums, e.levels[lid].node_domain[nodes], counts)
+        e.generation = self.generation
+
     def _sync_nodes(self, e: _Entry, nodes: list[int]) -> None:
         """:meth:`_sync` for a few nodes, in scalars (cheaper than numpy calls on tiny
         arrays): the same fit counts as :meth:`_compute`."""

@@ -110,10 +110,10 @@ def find_preemption(
         return out
     level = _level(tree, state)
     by_domain: dict[int, list[Unit]] = {-1: list(cands)}
-    for u in cands:
-        where = np.fromiter((index.get(n, -1) for n in u.bound().values()),
-                            dtype=np.int64, count=u.n_bound)
-        if level is not None:
+    if level is not None:  # each unit under the domains holding its pods
+        for u in cands:
+            where = np.fromiter((index.get(n, -1) for n in u.bound().values()),
+                                dtype=np.int64, count=u.n_bound)
             for d in np.unique(level.node_domain[where[where >= 0]]).tolist():
                 by_domain.setdefault(d, []).append(u)
     domains = _domains(tree, state, level, by_domain)

@@ -331,18 +331,22 @@ def kube_pick(state: ClusterState, ps: PodSet, start: int, scoring: str, samplin
     """(node index, nodes processed) for one pod as kube-scheduler's default profile
     picks it: feasible nodes found from ``start`` round the ring until enough are found,
     scored by LeastAllocated (or MostAllocated) and BalancedAllocation on cpu and
-    memory; the highest score wins, the first found on ties."""
+    memory; the highest score wins, the first found on ties. (Called once per pod
+    decision: the scores are written out per resource rather than stacked, the same
+    arithmetic in the same order as ``mean`` and ``std`` over the stacked rows.)"""
     n = state.n_nodes
     if n == 0:
         return None
     fit = state.capacity(state.shape(ps.requests), ps.requirements, 1)
-    order = np.roll(np.arange(n), -start)
-    feasible = order[fit[order] > 0]
+    feasible = np.flatnonzero(fit > 0)
     if not len(feasible):
         return None
+    k = int(np.searchsorted(feasible, start))
+    if k:  # round the ring from ``start``
+        feasible = np.concatenate((feasible[k:], feasible[:k]))
     want = nodes_to_score(n, sampling)
     chosen = feasible[:want]
-    processed = n if len(feasible) <= want else int(np.flatnonzero(order == chosen[-1])[0]) + 1
+    processed = n if len(feasible) <= want else (int(chosen[-1]) - start) % n + 1
     fractions = []
     for res in ("cpu", "memory"):
         r = state.rindex.get(res)
@@ -353,10 +357,15 @@ def kube_pick(state: ClusterState, ps: PodSet, start: int, scoring: str, samplin
         fractions.append(np.where(alloc > 0, np.minimum(used / np.maximum(alloc, 1), 1.0), 1.0))
     if not fractions:
         return int(chosen[0]), processed
-    frac = np.stack(fractions)
-    fit_score = (frac if scoring == "most" else 1.0 - frac).mean(axis=0) * 100.0
-    balanced = (1.0 - frac.std(axis=0)) * 100.0 if len(fractions) > 1 else 0.0
-    score = fit_score + balanced
+    if len(fractions) == 1:
+        (frac,) = fractions
+        score = (frac if scoring == "most" else 1.0 - frac) / 1.0 * 100.0
+    else:
+        a, b = fractions
+        fa, fb = (a, b) if scoring == "most" else (1.0 - a, 1.0 - b)
+        mean = (a + b) / 2.0
+        da, db = a - mean, b - mean
+        score = (fa + fb) / 2.0 * 100.0 + (1.0 - np.sqrt((da * da + db * db) / 2.0)) * 100.0
     return int(chosen[int(np.argmax(score))]), processed
 
 

@@ -247,6 +247,7 @@ def fast_place(unit: Group | PodSet, state: ClusterState, opts: Options,
         txn = state.begin()
         if len(parts) == 1:
             txn.place(parts[0][0], parts[0][1], shape)
+            state.took(entry, parts[0][0], parts[0][1])
         else:  # one change for all the sets
             at = np.concatenate([p[0] for p in parts])
             take = np.concatenate([p[1] for p in parts])
@@ -257,6 +258,7 @@ def fast_place(unit: Group | PodSet, state: ClusterState, opts: Options,
                 nodes, where = np.unique(at, return_inverse=True)
                 at, take = nodes, np.bincount(where, take, len(nodes)).astype(np.int64)
             txn.place(at, take, shape)
+            state.took(entry, at, take)
         txn.commit()
     return _decision(unit, state, sets, placed, parts, (level, d, req_level, key),
                      (kid_key, kid_tiers[1] if kid_tiers is not None else None), counts,
