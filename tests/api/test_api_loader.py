@@ -295,7 +295,7 @@ UNKNOWN = "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n"
 def test_unknown_kind_lists_supported_kinds(write_yaml: WriteYaml) -> None:
     err = load_error(write_yaml(UNKNOWN))
     assert err.obj == "Widget/w"
-    assert "unsupported kind example.com/v1/Widget" in err.message
+    assert "unsupported kind example.com/v1/Widget; --ignore-unknown skips it" in err.message
     assert "v1/Node" in err.message and "v1/Pod" in err.message
     assert "kueue.x-k8s.io/v1beta1/Topology" in err.message
 
@@ -345,6 +345,25 @@ def test_kueue_topology(write_yaml: WriteYaml) -> None:
 def test_kai_topology_that_agrees_is_fine(write_yaml: WriteYaml) -> None:
     kai = KUEUE_TOPOLOGY.replace("kueue.x-k8s.io/v1beta1", "kai.scheduler/v1alpha1")
     inputs = load([write_yaml(KUEUE_TOPOLOGY + "---\n" + kai)])
+    assert inputs.topology_levels is not None and len(inputs.topology_levels) == 3
+
+
+@pytest.mark.parametrize("kai_first", [True, False])
+def test_a_kai_topology_that_disagrees_leaves_the_kueue_chain_in_any_order(
+        write_yaml: WriteYaml, kai_first: bool) -> None:
+    kai = KUEUE_TOPOLOGY.replace("kueue.x-k8s.io/v1beta1", "kai.scheduler/v1alpha1").replace(
+        "  - nodeLabel: topology.kubernetes.io/zone\n", "").replace("default", "fabric")
+    kueue, kai_file = write_yaml(KUEUE_TOPOLOGY, "kueue.yaml"), write_yaml(kai, "kai.yaml")
+    inputs = load([kai_file, kueue] if kai_first else [kueue, kai_file])
+    assert inputs.topology_levels == [
+        "topology.kubernetes.io/zone", "example.com/rack", "kubernetes.io/hostname"]
+    assert inputs.topology_source is not None and "Topology/default" in inputs.topology_source
+    assert len(inputs.objects["Topology"]) == 2  # the KAI one kept for its workloads
+
+
+def test_a_kai_topology_alone_gives_the_chain(write_yaml: WriteYaml) -> None:
+    kai = KUEUE_TOPOLOGY.replace("kueue.x-k8s.io/v1beta1", "kai.scheduler/v1alpha1")
+    inputs = load([write_yaml(kai)])
     assert inputs.topology_levels is not None and len(inputs.topology_levels) == 3
 
 

@@ -142,6 +142,31 @@ def test_a_rejection_keeps_its_whole_reason_and_every_pod_unplaced(
     assert [p["node"] for p in workers["pods"]] == [None] * 4
 
 
+def test_a_table_row_says_why_no_node_takes_a_pod(run: Run, tmp_path: Path) -> None:
+    """The row's reason is the blocking group's clause; when that finds room for no pod,
+    kube-scheduler's account of the nodes says why (a selector no node matches would
+    otherwise read as a shortage)."""
+    pod: dict[str, Any] = {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"nodeSelector": {"kubernetes.io/os": "windows"}, "containers": [
+            {"name": "c", "image": "x", "resources": {"requests": {"cpu": "100m"}}}]}}
+    path = tmp_path / "pod.yaml"
+    path.write_text(yaml.safe_dump(pod))
+    result = run("place", CLUSTER, path)
+    assert result.exit_code == 3, result.output
+    [row] = result.stdout.splitlines()[1:]
+    assert row.endswith("web: needs 1 pod x 100m cpu; room for 0 pods; 0/16 nodes are "
+                        "available for a pod of web: 16 node(s) didn't match Pod's node "
+                        "affinity/selector"), row
+    # a shortage is counted the same way
+    del pod["spec"]["nodeSelector"]
+    pod["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "1000"
+    path.write_text(yaml.safe_dump(pod))
+    [row] = run("place", CLUSTER, path).stdout.splitlines()[1:]
+    assert row.endswith("web: needs 1 pod x 1000 cpu; room for 0 pods; 0/16 nodes are "
+                        "available for a pod of web: 16 Insufficient cpu"), row
+
+
 def test_name_output_is_kind_slash_name(run: Run) -> None:
     result = run("place", CLUSTER, KTHENA, GANG, "-o", "name")
     assert result.stdout.splitlines() == [

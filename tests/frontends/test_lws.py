@@ -185,6 +185,42 @@ def test_kueue_annotations_on_the_templates(tmp_path: Path) -> None:
     assert out.admitted and len(domains(p, out, RACK)) == 1
 
 
+KUEUE_TOPOLOGY = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Topology",
+                  "metadata": {"name": "default"},
+                  "spec": {"levels": [{"nodeLabel": RACK}, {"nodeLabel": HOST}]}}
+
+
+def _kueue_lws(annotation: str, level: str) -> dict[str, Any]:
+    obj = lws(size=2)
+    obj["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": "tas-user-queue"}
+    obj["spec"]["leaderWorkerTemplate"]["workerTemplate"]["metadata"] = {
+        "annotations": {f"kueue.x-k8s.io/podset-{annotation}-topology": level}}
+    return obj
+
+
+def test_a_level_the_kueue_topology_lacks_makes_every_group_invalid_as_for_a_job(
+        tmp_path: Path) -> None:
+    p = plan(tmp_path, KUEUE_TOPOLOGY, _kueue_lws("required", "example.com/row"),
+             with_nodes=cluster())
+    assert [w.name for w in p.workloads] == ["infer/dsr-0", "infer/dsr-1"]
+    for w in p.workloads:
+        assert w.tree is None
+        assert w.invalid.endswith(
+            "in.yaml[doc 1]: LeaderWorkerSet/dsr: spec.leaderWorkerTemplate.workerTemplate."
+            "metadata.annotations.kueue.x-k8s.io/podset-required-topology: no requested "
+            f"topology level: example.com/row (levels: {RACK}, {HOST})")
+
+
+def test_a_preferred_level_the_kueue_topology_lacks_is_dropped_with_a_warning(
+        tmp_path: Path) -> None:
+    p = plan(tmp_path, KUEUE_TOPOLOGY, _kueue_lws("preferred", "example.com/row"),
+             with_nodes=cluster())
+    (note,) = p.warnings
+    assert "podset-preferred-topology: no requested topology level: example.com/row" in note
+    placed = place(p)
+    assert all(placed[w.name].admitted for w in p.workloads)
+
+
 # -- rejected: the webhook's rules ----------------------------------------------------------
 
 

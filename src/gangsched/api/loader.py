@@ -683,6 +683,7 @@ class Inputs:
     pods: list[Pod] = field(default_factory=list)
     topology_levels: list[str] | None = None  # node label keys, widest first
     topology_source: str | None = None  # where topology_levels came from
+    topology_kai: bool = False  # topology_levels came from a KAI Topology (per workload)
     objects: dict[str, list[object]] = field(default_factory=dict)  # other kinds, by kind
     documents: list[Document] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -788,7 +789,7 @@ class Kinds:
             )
         return (
             f"unsupported kind {doc.api_version}/{doc.kind}",
-            f"supported kinds: {', '.join(self.supported())}",
+            f"--ignore-unknown skips it; supported kinds: {', '.join(self.supported())}",
         )
 
 
@@ -942,22 +943,23 @@ def topologies(inputs: Inputs) -> list[TopologyObject]:
 def _handle_topology(doc: Document, inputs: Inputs) -> None:
     """Kueue or KAI ``Topology``: ``spec.levels[].nodeLabel``, widest level first.
 
-    The first one fixes the inputs' chain of levels. A Kueue Topology that disagrees with
-    it is an error; KAI's are per workload (a PodGroup names its own), so one that
-    disagrees only adds its levels for the workloads that name it."""
+    A Kueue Topology fixes the inputs' chain of levels: one that disagrees with an
+    earlier Kueue Topology is an error. KAI's are per workload (a PodGroup names its own):
+    one that disagrees with the chain only adds its levels for the workloads that name
+    it, and gives the chain only until a Kueue Topology is read, in any file order."""
     topo = _topology_levels(doc)
     inputs.claim(doc, f"{doc.name} ({doc.api_version.rpartition('/')[0]})")  # Kueue's, KAI's
     levels = list(topo.levels)
     source = f"{doc.where} {doc.api_version} {doc.label}"
-    if (inputs.topology_levels is not None and inputs.topology_levels != levels
-            and not topo.kai):
+    chain = inputs.topology_levels
+    if not topo.kai and chain is not None and not inputs.topology_kai and chain != levels:
         raise InputError(
-            f"topology levels {levels} disagree with {inputs.topology_levels} "
-            f"from {inputs.topology_source}",
+            f"topology levels {levels} disagree with {chain} from {inputs.topology_source}",
             field="spec.levels",
         )
-    if inputs.topology_levels is None:
+    if chain is None or (inputs.topology_kai and not topo.kai):
         inputs.topology_levels, inputs.topology_source = levels, source
+        inputs.topology_kai = topo.kai
     inputs.add_object(doc, topo)
 
 

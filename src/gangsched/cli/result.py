@@ -24,6 +24,7 @@ NONE = "<none>"  # an empty cell, as kubectl prints it
 
 ADMITTED, WAITING, REJECTED, INVALID = "Admitted", "Waiting", "Rejected", "Invalid"
 _NODE_ACCOUNT = re.compile(r"\d+/\d+ nodes are available")
+_NO_ROOM = re.compile(r"; room for 0 (pods|replicas)$")
 
 
 @dataclass
@@ -74,9 +75,17 @@ class WorkloadResult:
     @property
     def short_reason(self) -> str:
         """The clause of the innermost group that blocks (the last naming a group), or the
-        whole reason when it names none."""
-        named = [c for c in self.clauses if not _NODE_ACCOUNT.match(c)]
-        return named[-1] if named else self.reason
+        whole reason when it names none; with kube-scheduler's account of the nodes when
+        that clause finds room for nothing (a selector, taint or cordon that leaves every
+        node out would read as a shortage)."""
+        clauses = self.clauses
+        named = [c for c in clauses if not _NODE_ACCOUNT.match(c)]
+        if not named:
+            return self.reason
+        account = [c for c in clauses if _NODE_ACCOUNT.match(c)]
+        if account and _NO_ROOM.search(named[-1]):
+            return f"{named[-1]}; {account[-1]}"
+        return named[-1]
 
 
 def unit_minimum(tree: TreeNode | None) -> int:

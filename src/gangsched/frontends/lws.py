@@ -49,6 +49,8 @@ matches any ``group-key``); here only owners of the same set and key exclude eac
 group (Kueue's ``leaderworkerset_reconciler.go``): the templates' TAS annotations apply to
 the leader and worker PodSets (:mod:`.kueue`), a ``podset-group-name`` pair puts both in
 one domain. With a ``subGroupPolicy`` only such a common level is applied (to the group).
+Their levels are checked against the inputs' Kueue Topologies as a Job's are: a required
+level none has makes every group invalid, a preferred one is dropped with a warning.
 
 **Validation** is the webhooks': the name a DNS-1035 label (it names a Service),
 ``replicas`` 0..1000000 and ``replicas x size`` within int32, ``size >= 1``, the enums,
@@ -62,7 +64,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gangsched.api import names, schema
@@ -513,11 +515,33 @@ def leader_worker_sets(inputs: Inputs) -> list[LeaderWorkerSet]:
     return [o for o in inputs.objects.get(KIND, []) if isinstance(o, LeaderWorkerSet)]
 
 
+def _checked(lws: LeaderWorkerSet, levels: Sequence[str] | None, warnings: list[str]
+             ) -> LeaderWorkerSet:
+    """The LWS with its Kueue topology requests checked against the inputs' Kueue
+    Topologies, as a Job's are (:func:`.kueue.check_levels`): a required level no
+    Topology has raises, a preferred one is dropped with a warning."""
+    got = []
+    for request in (lws.leader_request, lws.worker_request):
+        if request is not None:
+            request, note = kueue.check_levels(request, levels)
+            if note is not None:
+                warnings.append(str(lws.origin.locate(note)))
+        got.append(request)
+    return replace(lws, leader_request=got[0], worker_request=got[1])
+
+
 def build(inputs: Inputs) -> Contribution:
     out = Contribution()
     nodes = {n.name: n for n in inputs.nodes}
     existing = {p.key: p for p in inputs.pods}
+    levels = kueue.kueue_levels(inputs)
     for lws in leader_worker_sets(inputs):
+        invalid = ""
+        if lws.queue:
+            try:
+                lws = _checked(lws, levels, out.warnings)
+            except InputError as err:
+                invalid = str(lws.origin.locate(err))
         for g in range(lws.replicas):
             made = group_pods(lws, g)
             pods = [existing.get(p.key, p) for p in made]
@@ -525,6 +549,9 @@ def build(inputs: Inputs) -> Contribution:
             out.claimed.update(p.key for p in pods)
             key = f"{lws.namespace}/{lws.name}-{g}"
             priority = max((p.priority for p in pods), default=0)
+            if invalid:
+                out.workloads.append(Workload(key, KIND, None, invalid=invalid))
+                continue
             try:
                 tree = group_tree(lws, g, pods, nodes)
             except InputError as err:

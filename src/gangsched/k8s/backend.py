@@ -354,8 +354,11 @@ class ClusterView:
                 continue
             for kind, values in parsed.objects.items():
                 inputs.objects.setdefault(kind, []).extend(values)
-            if parsed.topology_levels is not None and inputs.topology_levels is None:
+            if parsed.topology_levels is not None and (
+                    inputs.topology_levels is None
+                    or (inputs.topology_kai and not parsed.topology_kai)):  # Kueue's win
                 inputs.topology_levels = parsed.topology_levels
+                inputs.topology_kai = parsed.topology_kai
             inputs.warnings.extend(parsed.warnings)
         return inputs
 
