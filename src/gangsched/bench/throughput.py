@@ -20,7 +20,9 @@ same first-fit also writing that map, the like-for-like reference. What a runnin
 scheduler computes once per cluster, not per gang (which nodes pass the pods' node
 filters, the node names), is computed on each fresh cluster before the clock starts; the
 capacities themselves are not: the first decision on a fresh cluster computes them, as
-the first-fit computes them for every gang.
+the first-fit computes them for every gang. The pod names are hashed before either side
+is timed, as a running scheduler's are (it holds its pods by name); otherwise the side
+timed first would pay for the hashes the other reuses.
 """
 
 from __future__ import annotations
