@@ -359,7 +359,7 @@ def kube_pick(state: ClusterState, ps: PodSet, start: int, scoring: str, samplin
         return int(chosen[0]), processed
     if len(fractions) == 1:
         (frac,) = fractions
-        score = (frac if scoring == "most" else 1.0 - frac) / 1.0 * 100.0
+        score = (frac if scoring == "most" else 1.0 - frac) * 100.0
     else:
         a, b = fractions
         fa, fb = (a, b) if scoring == "most" else (1.0 - a, 1.0 - b)
