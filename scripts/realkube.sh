@@ -105,8 +105,12 @@ cmd_build() {
 
 # -- up / down ----------------------------------------------------------------------------
 
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+free_ports() { # three distinct free ports: each socket stays bound until all are chosen
+    python3 -c 'import socket
+socks = [socket.socket() for _ in range(3)]
+for s in socks:
+    s.bind(("127.0.0.1", 0))
+print(*(s.getsockname()[1] for s in socks))'
 }
 
 alive() { # pid file -> running process started by us
@@ -237,9 +241,11 @@ cmd_up() {
     rm -rf "$STATE"
     mkdir -p "$STATE"
     chmod 700 "$STATE"
-    local etcd_port=${GANGSCHED_REALKUBE_ETCD_PORT:-$(free_port)}
-    local peer_port=${GANGSCHED_REALKUBE_ETCD_PEER_PORT:-$(free_port)}
-    local api_port=${GANGSCHED_REALKUBE_APISERVER_PORT:-$(free_port)}
+    local free etcd_port peer_port api_port
+    read -r -a free <<< "$(free_ports)"  # separate picks could repeat a port
+    etcd_port=${GANGSCHED_REALKUBE_ETCD_PORT:-${free[0]}}
+    peer_port=${GANGSCHED_REALKUBE_ETCD_PEER_PORT:-${free[1]}}
+    api_port=${GANGSCHED_REALKUBE_APISERVER_PORT:-${free[2]}}
     write_certs
     local admin_token gs_token
     admin_token=$(token)
