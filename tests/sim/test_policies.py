@@ -8,6 +8,7 @@ import random
 import pytest
 
 from gangsched.api.types import NodeRequirements
+from gangsched.cluster.state import ClusterState
 from gangsched.gang import Constraint, Group, PodSet, podsets
 from gangsched.sim.policies import (
     POLICIES,
@@ -178,7 +179,7 @@ def test_signature_ignores_names_but_not_shape() -> None:
     assert signature(one) == signature(same) != signature(other)
 
 
-def _kube_reference(state, ps: PodSet, start: int, scoring: str, sampling: bool
+def _kube_reference(state: ClusterState, ps: PodSet, start: int, scoring: str, sampling: bool
                     ) -> tuple[int, int] | None:
     """kube-scheduler's default profile for one pod, node by node in plain Python: walk
     the ring from ``start``, keep the feasible nodes until enough are found, score each
