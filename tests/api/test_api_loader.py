@@ -376,6 +376,23 @@ def test_topologies_that_disagree(write_yaml: WriteYaml) -> None:
     assert "disagree" in err.message
 
 
+
+@pytest.mark.parametrize("short_first", [True, False])
+def test_nested_kueue_topologies_give_the_longest_chain_in_any_order(
+        write_yaml: WriteYaml, short_first: bool) -> None:
+    short = KUEUE_TOPOLOGY.replace("  - nodeLabel: topology.kubernetes.io/zone\n", "").replace(
+        "default", "racks")
+    files = [write_yaml(short, "short.yaml"), write_yaml(KUEUE_TOPOLOGY, "long.yaml")]
+    inputs = load(files if short_first else files[::-1])
+    assert inputs.topology_levels == [
+        "topology.kubernetes.io/zone", "example.com/rack", "kubernetes.io/hostname"]
+    assert len(inputs.objects["Topology"]) == 2  # each kept for the flavors naming it
+    swapped = KUEUE_TOPOLOGY.replace("  - nodeLabel: topology.kubernetes.io/zone\n", "").replace(
+        "  - nodeLabel: kubernetes.io/hostname\n", "  - nodeLabel: kubernetes.io/hostname\n"
+        "  - nodeLabel: topology.kubernetes.io/zone\n").replace("default", "upside-down")
+    err = load_error(write_yaml(KUEUE_TOPOLOGY + "---\n" + swapped))
+    assert "disagree" in err.message and err.obj == "Topology/upside-down"
+
 @pytest.mark.parametrize(
     ("spec", "field", "message"),
     [

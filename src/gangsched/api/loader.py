@@ -940,24 +940,39 @@ def topologies(inputs: Inputs) -> list[TopologyObject]:
     return [o for o in inputs.objects.get("Topology", []) if isinstance(o, TopologyObject)]
 
 
+def within(part: Sequence[str], whole: Sequence[str]) -> bool:
+    """Whether ``part`` is ``whole`` with some levels left out (same order)."""
+    rest = iter(whole)
+    return all(level in rest for level in part)
+
+
 def _handle_topology(doc: Document, inputs: Inputs) -> None:
     """Kueue or KAI ``Topology``: ``spec.levels[].nodeLabel``, widest level first.
 
-    A Kueue Topology fixes the inputs' chain of levels: one that disagrees with an
-    earlier Kueue Topology is an error. KAI's are per workload (a PodGroup names its own):
-    one that disagrees with the chain only adds its levels for the workloads that name
-    it, and gives the chain only until a Kueue Topology is read, in any file order."""
+    A Kueue Topology fixes the inputs' chain of levels. Several may be read (each
+    ResourceFlavor names its own) when their levels nest: the chain is the longest, and
+    every other is part of it in the same order (``[rack, host]`` beside ``[block, rack,
+    host]``); levels in another order, or two chains neither holds, are an error. KAI's
+    are per workload (a PodGroup names its own): one that disagrees with the chain only
+    adds its levels for the workloads that name it, and gives the chain only until a
+    Kueue Topology is read, in any file order."""
     topo = _topology_levels(doc)
     inputs.claim(doc, f"{doc.name} ({doc.api_version.rpartition('/')[0]})")  # Kueue's, KAI's
     levels = list(topo.levels)
     source = f"{doc.where} {doc.api_version} {doc.label}"
     chain = inputs.topology_levels
     if not topo.kai and chain is not None and not inputs.topology_kai and chain != levels:
-        raise InputError(
-            f"topology levels {levels} disagree with {chain} from {inputs.topology_source}",
-            field="spec.levels",
-        )
-    if chain is None or (inputs.topology_kai and not topo.kai):
+        if not (within(levels, chain) or within(chain, levels)):
+            raise InputError(
+                f"topology levels {levels} disagree with {chain} from "
+                f"{inputs.topology_source} (one must hold the other's levels in its order)",
+                field="spec.levels",
+            )
+        if within(levels, chain):
+            inputs.add_object(doc, topo)
+            return
+    if chain is None or (inputs.topology_kai and not topo.kai) or (
+            not topo.kai and within(chain, levels)):
         inputs.topology_levels, inputs.topology_source = levels, source
         inputs.topology_kai = topo.kai
     inputs.add_object(doc, topo)

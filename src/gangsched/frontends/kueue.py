@@ -114,6 +114,8 @@ from gangsched.api.objects import (
 )
 from gangsched.api.types import Node, NodeRequirements, Pod, Toleration
 from gangsched.frontends.base import MAX_OBJECT_PODS, Contribution, Demand, FrontEnd
+from gangsched.frontends.kueue_queues import KINDS as QUEUE_KINDS
+from gangsched.frontends.kueue_queues import Asked, Assigned, Queues
 from gangsched.frontends.networktopology import Origin
 from gangsched.frontends.pods import from_limits, identical, natural_key, podset
 from gangsched.gang import Claim, Constraint, Group, PodSet, TreeNode, walk
@@ -834,7 +836,8 @@ def _pod_error(pod: Pod, origins: Mapping[str, Origin], message: str, at: str) -
 
 
 def _pod_group(name: str, namespace: str, pods: Sequence[Pod], origins: Mapping[str, Origin],
-               levels: Sequence[str] | None, warnings: list[str]) -> Workload:
+               levels: Sequence[str] | None, warnings: list[str],
+               queues: Queues | None = None) -> Workload:
     key = f"{namespace}/{name}"
     workload = Workload(name=key, kind="Pod", tree=None,
                         priority=max((p.priority for p in pods), default=0))
@@ -869,10 +872,10 @@ def _pod_group(name: str, namespace: str, pods: Sequence[Pod], origins: Mapping[
         workload.invalid = _pod_error(first, origins, f"must be greater than or equal to 1, "
                                       f"not {total}", where)
         return workload
-    queues = {p.labels.get(QUEUE_LABEL, "") for p in ordered}
-    if len(queues) > 1:
+    queue_names = {p.labels.get(QUEUE_LABEL, "") for p in ordered}
+    if len(queue_names) > 1:
         workload.invalid = _pod_error(first, origins, "pods of one group must have the same "
-                                      f"queue, got {sorted(queues)}",
+                                      f"queue, got {sorted(queue_names)}",
                                       f"metadata.labels.{QUEUE_LABEL}")
         return workload
     roles: dict[str, list[Pod]] = {}
@@ -892,6 +895,25 @@ def _pod_group(name: str, namespace: str, pods: Sequence[Pod], origins: Mapping[
     notes: list[str] = []
     left = max(0, total - bound)
     every = len(ordered) - bound <= left  # no more pods than the group needs: all of them
+    queue = next(iter(queue_names))
+    if queues is not None and queue:
+        asks = []
+        for role, members in roles.items():
+            head = members[0]
+            try:
+                request = parse_tas(head.annotations, "metadata.annotations")
+            except InputError as err:
+                origin = origins.get(head.key, Origin(obj=f"Pod/{head.name}"))
+                workload.invalid = str(origin.locate(err))
+                return workload
+            asks.append(asked(role, members, len(members), request))
+        got = queues.assign(namespace, queue, asks)
+        if isinstance(got, str):
+            workload.waiting = got
+            return workload
+        roles = {role: got.pods(role, members) for role, members in roles.items()}
+        ordered = [p for members in roles.values() for p in members]
+        levels = None  # the flavors have the levels asked for
     for role, members in roles.items():
         pending = [p for p in members if not p.node_name]
         head = members[0]
@@ -1008,11 +1030,46 @@ class _Owners:
                                        for p in held.get(node.name, ()))
 
 
+def asked(name: str, pods: Sequence[Pod], count: int, request: TasRequest) -> Asked:
+    """A Kueue PodSet as the flavor assigner reads it (``pods``: not empty)."""
+    return Asked(name, pods[0], count, tuple(k for _, k in request.levels()), request.asked,
+                 request.group)
+
+
+def _assigned(queues: Queues | None, namespace: str, queue: str,
+              podsets: Sequence[_PodSetPods]) -> Assigned | str | None:
+    """The flavors of a workload's PodSets (None: no queue objects in the inputs), or why
+    it waits."""
+    if queues is None:
+        return None
+    return queues.assign(namespace, queue, [asked(ps.name, ps.every or ps.pending, ps.minimum,
+                                                  ps.request)
+                                            for ps in podsets if ps.every or ps.pending])
+
+
+def _flavored(podsets: Sequence[_PodSetPods], pods: Sequence[Pod], assigned: Assigned
+              ) -> tuple[list[_PodSetPods], list[Pod]]:
+    """The PodSets and pods with their flavors' node labels and tolerations."""
+    out = [replace(ps, pending=assigned.pods(ps.name, ps.pending),
+                   every=assigned.pods(ps.name, ps.every)) for ps in podsets]
+    swapped = {p.key: p for ps in out for p in (*ps.pending, *ps.every)}
+    return out, [swapped.get(p.key, p) for p in pods]
+
+
 def _workload(kind: str, key: str, name: str, podsets: Sequence[_PodSetPods],
               pods: Sequence[Pod], origin: Origin, levels: Sequence[str] | None,
-              warnings: list[str], owners: _Owners | None = None) -> Workload:
+              warnings: list[str], owners: _Owners | None = None,
+              assigned: Assigned | str | None = None) -> Workload:
+    """The Workload of a Job or JobSet; with ``assigned`` (queue objects in the inputs),
+    its flavors or why it waits, and then its levels were checked by the flavors."""
     priority = max((p.priority for p in pods), default=0)
     workload = Workload(name=key, kind=kind, tree=None, priority=priority, source=origin.where)
+    if isinstance(assigned, str):
+        workload.waiting = assigned
+        return workload
+    if assigned is not None:
+        podsets, pods = _flavored(podsets, pods, assigned)
+        levels = None
     nodes: list[tuple[TreeNode, TasRequest]] = []
     notes: list[str] = []
     try:
@@ -1098,6 +1155,7 @@ def build(inputs: Inputs) -> Contribution:
         return found[0]
 
     levels = kueue_levels(inputs)
+    queues = Queues.of(inputs)
     owners = _Owners({n.name: n for n in inputs.nodes}, out.claims)
     for job in jobs(inputs):
         every, created = job_pods(job, inputs.pods)
@@ -1109,8 +1167,9 @@ def build(inputs: Inputs) -> Contribution:
         minimum = job.min_parallelism or job.spec.count
         podset = _PodSetPods(MAIN, pending, job.spec.request, minimum,
                              len(every) - len(pending))
-        out.workloads.append(_workload("Job", job.key, job.name, [podset], every, job.origin,
-                                       levels, out.warnings))
+        out.workloads.append(_workload(
+            "Job", job.key, job.name, [podset], every, job.origin, levels, out.warnings,
+            assigned=_assigned(queues, job.namespace, job.queue, [podset])))
         out.claimed.update(p.key for p in every)
     for js in jobsets(inputs):
         per_job, created = jobset_pods(js, inputs.pods)
@@ -1138,8 +1197,9 @@ def build(inputs: Inputs) -> Contribution:
             podsets.append(_PodSetPods(r.name, pending, r.spec.request, len(mine),
                                        len(mine) - len(pending),
                                        r.exclusive if r.node_selector is None else "", mine))
-        out.workloads.append(_workload("JobSet", js.key, js.name, podsets, every, js.origin,
-                                       levels, out.warnings, owners))
+        out.workloads.append(_workload(
+            "JobSet", js.key, js.name, podsets, every, js.origin, levels, out.warnings, owners,
+            _assigned(queues, js.namespace, js.queue, podsets)))
         out.claimed.update(p.key for p in every)
     groups: dict[tuple[str, str], list[Pod]] = {}
     for pod in inputs.pods:
@@ -1157,7 +1217,7 @@ def build(inputs: Inputs) -> Contribution:
                 replace(pod, annotations={**pod.annotations, POD_GROUP_TOTAL_COUNT: "1"}))
     for (namespace, name), members in groups.items():
         out.workloads.append(_pod_group(name, namespace, members, origins(), levels,
-                                        out.warnings))
+                                        out.warnings, queues))
         out.claimed.update(p.key for p in members)
     return out
 
@@ -1165,7 +1225,8 @@ def build(inputs: Inputs) -> Contribution:
 FRONT_END = FrontEnd(
     "kueue",
     (Kind("Job", (JOB_API_VERSION,), _handle_job, schema="batch.v1.Job"),
-     Kind("JobSet", (JOBSET_API_VERSION,), _handle_jobset, schema="jobset.JobSet")),
+     Kind("JobSet", (JOBSET_API_VERSION,), _handle_jobset, schema="jobset.JobSet"),
+     *QUEUE_KINDS),
     build,
     demands,
 )

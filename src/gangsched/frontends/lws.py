@@ -83,6 +83,7 @@ from gangsched.api.objects import (
 from gangsched.api.types import Node, Pod
 from gangsched.frontends import kueue
 from gangsched.frontends.base import MAX_OBJECT_PODS, Contribution, Demand, FrontEnd
+from gangsched.frontends.kueue_queues import Queues
 from gangsched.frontends.networktopology import Origin
 from gangsched.frontends.pods import identical, podset
 from gangsched.gang import Claim, Constraint, Group, PodSet, TreeNode
@@ -530,14 +531,28 @@ def _checked(lws: LeaderWorkerSet, levels: Sequence[str] | None, warnings: list[
     return replace(lws, leader_request=got[0], worker_request=got[1])
 
 
+def _kueue_podsets(lws: LeaderWorkerSet, pods: Sequence[Pod]
+                   ) -> list[tuple[str, list[Pod], kueue.TasRequest]]:
+    """The Kueue PodSets of a group (those with pods): ``leader`` and ``worker`` with a
+    leader template, else ``main``."""
+    blank = kueue.TasRequest()
+    if lws.leader is not None:
+        roles = [("leader", [p for p in pods if _leader(p)], lws.leader_request or blank),
+                 ("worker", [p for p in pods if not _leader(p)], lws.worker_request or blank)]
+    else:
+        roles = [("main", list(pods), lws.worker_request or blank)]
+    return [r for r in roles if r[1]]
+
+
 def build(inputs: Inputs) -> Contribution:
     out = Contribution()
     nodes = {n.name: n for n in inputs.nodes}
     existing = {p.key: p for p in inputs.pods}
     levels = kueue.kueue_levels(inputs)
+    queues = Queues.of(inputs)  # with them, the flavors check the levels
     for lws in leader_worker_sets(inputs):
         invalid = ""
-        if lws.queue:
+        if lws.queue and queues is None:
             try:
                 lws = _checked(lws, levels, out.warnings)
             except InputError as err:
@@ -552,6 +567,18 @@ def build(inputs: Inputs) -> Contribution:
             if invalid:
                 out.workloads.append(Workload(key, KIND, None, invalid=invalid))
                 continue
+            if lws.queue and queues is not None:
+                roles = _kueue_podsets(lws, pods)
+                got = queues.assign(lws.namespace, lws.queue, [
+                    kueue.asked(name, members, len(members), request)
+                    for name, members, request in roles])
+                if isinstance(got, str):
+                    out.workloads.append(Workload(key, KIND, None, waiting=got,
+                                                  priority=priority, source=lws.origin.where))
+                    continue
+                flavored = {p.key: p for name, members, _ in roles
+                            for p in got.pods(name, members)}
+                pods = [flavored[p.key] for p in pods]
             try:
                 tree = group_tree(lws, g, pods, nodes)
             except InputError as err:
