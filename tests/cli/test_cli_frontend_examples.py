@@ -109,3 +109,20 @@ def test_place_of_many_equal_model_servings_searches_each_few_times(
     assert admitted and rejected and len(admitted) + len(rejected) == 400
     assert all(len(r) > 6 for r in rejected)  # a reason each
     assert len(searches) < 5 * 400, len(searches)
+
+
+def test_kueue_examples_follow_their_queue_to_the_flavors_nodes(run: Run, tmp_path: Path) -> None:
+    queues = EXAMPLES / "kueue-queues.yaml"
+    jobs = [EXAMPLES / f"kueue-{k}.yaml" for k in ("job", "jobset", "pod-group")]
+    result = run("place", "-f", CLUSTER, "-f", queues, *(a for j in jobs for a in ("-f", j)),
+                 "-o", "json")
+    assert result.exit_code == 0, result.output
+    placed = [p["node"] for w in json.loads(result.stdout)["workloads"] for p in w["pods"]]
+    assert len(placed) == 19 and all(n.startswith("node-z0-b1-") for n in placed)  # h100
+    no_local = tmp_path / "queues.yaml"
+    no_local.write_text(queues.read_text().replace("kind: LocalQueue", "kind: LocalQueue\n"
+                                                   "# renamed").replace("name: ml-queue",
+                                                                        "name: other"))
+    result = run("place", CLUSTER, no_local, jobs[0])
+    assert result.exit_code == 3
+    assert "Waiting" in result.stdout and "LocalQueue ml-queue doesn't exist" in result.stdout

@@ -13,7 +13,7 @@ from tas_helpers import BLOCK, HOST, RACK, cluster, load_error, only, place, pla
 from test_kueue import TOPOLOGY, grouped_pod, job
 
 from gangsched.api.types import Node, Taint
-from gangsched.frontends.kueue import REQUIRED
+from gangsched.frontends.kueue import QUEUE_LABEL, REQUIRED
 from gangsched.frontends.lws import API_VERSION as LWS_API_VERSION
 
 V2 = "kueue.x-k8s.io/v1beta2"
@@ -202,7 +202,7 @@ def test_a_broken_queue_chain_leaves_the_job_waiting_with_kueues_message(
 def test_a_pod_group_and_a_leaderworkerset_get_their_flavors(tmp_path: Path) -> None:
     pods = [grouped_pod(f"p{i}", annotations={REQUIRED: RACK}) for i in range(2)]
     lws = {"apiVersion": LWS_API_VERSION, "kind": "LeaderWorkerSet",
-           "metadata": {"name": "serve", "namespace": "ml", "labels": {"kueue.x-k8s.io/queue-name": "q"}},
+           "metadata": {"name": "serve", "namespace": "ml", "labels": {QUEUE_LABEL: "q"}},
            "spec": {"replicas": 1, "leaderWorkerTemplate": {"size": 2, "workerTemplate": {
                "metadata": {"annotations": {REQUIRED: RACK}},
                "spec": {"containers": [{"name": "c", "image": "x", "resources": {

@@ -47,6 +47,8 @@ SOURCES: dict[str, tuple[Path, tuple[Path, ...]]] = {  # file, what place needs 
     **{name: (EXAMPLES / f"{name}.yaml", (EXAMPLES / "cluster-small.yaml",)) for name in (
         "grove-podcliqueset", "grove-podgang", "kai-podgroup", "kueue-job", "kueue-jobset",
         "kueue-pod-group", "lws-exclusive", "volcano-job")},
+    "kueue-queues": (EXAMPLES / "kueue-queues.yaml",
+                     (EXAMPLES / "cluster-small.yaml", EXAMPLES / "kueue-job.yaml")),
 }
 
 WRONG_VALUES: list[Any] = ["x", "", 7, -1, 1.5, True, None, [], {}, ["x"], {"k": "v"},
@@ -58,6 +60,7 @@ GARBAGE_QUANTITIES: list[Any] = ["0x10", "1e2147483648", "1e-2147483648", "-1", 
 COUNTS: list[Any] = [-1, 0, 2**31 - 1, 2**31, 2**63, 10**30, "3", 3.5, True]
 NAMES: list[Any] = ["Upper", "a" * 300, "bad name", "é", "x\x1b[31mred", "a\u202eb",
                     "", "-start", "dots..", "a/b/c", "ok.name", "\x00", 123]
+QUOTA_KEYS = {"nominalQuota", "borrowingLimit", "lendingLimit"}  # Kueue ClusterQueue
 COUNT_KEYS = {"replicas", "workerReplicas", "minMember", "minSubGroups", "subGroupSize",
               "minCount", "minGroupCount", "priority", "tier", "highestTierAllowed",
               "containerPort", "restartGracePeriodSeconds"}
@@ -139,7 +142,8 @@ def wrong_type(rng: random.Random, docs: list[Any]) -> bool:
 
 
 def garbage_quantity(rng: random.Random, docs: list[Any]) -> bool:
-    path = _pick(rng, docs, lambda p, v: len(p) > 2 and p[-2] in QUANTITY_PARENTS)
+    path = _pick(rng, docs, lambda p, v: len(p) > 2 and (
+        p[-2] in QUANTITY_PARENTS or p[-1] in QUOTA_KEYS))
     if path is not None:
         set_at(docs, path, rng.choice(GARBAGE_QUANTITIES))
     return path is not None

@@ -81,7 +81,10 @@ levels are listed in the Topologies' order, widest first), while a preferred lev
 them lists is dropped with a warning and the PodSet placed without it. Kueue's webhook
 accepts either; its flavor assigner (``checkPodSetAndFlavorMatchForTAS``, ``HasLevel``)
 then skips every flavor whose Topology lacks the level, required or preferred alike, and
-the workload stays pending ("does not contain the requested level"). A Job needs
+the workload stays pending ("does not contain the requested level"). With Kueue's
+``LocalQueue``, ``ClusterQueue`` and ``ResourceFlavor`` objects in the inputs, Kueue's
+chain is followed instead (:mod:`.kueue_queues`): each PodSet gets its flavor's nodes,
+and a level no candidate flavor's Topology has leaves the workload waiting, as upstream. A Job needs
 ``restartPolicy`` Never or OnFailure, as the API server validates (a JobSet's defaults to
 OnFailure). Problems found on load name the file, document, object and annotation; those
 found across objects (plain pods, topology levels) make the workload invalid with the same
@@ -909,7 +912,7 @@ def _pod_group(name: str, namespace: str, pods: Sequence[Pod], origins: Mapping[
             asks.append(asked(role, members, len(members), request))
         got = queues.assign(namespace, queue, asks)
         if isinstance(got, str):
-            workload.waiting = got
+            workload.waiting, workload.waiting_minimum = got, total
             return workload
         roles = {role: got.pods(role, members) for role, members in roles.items()}
         ordered = [p for members in roles.values() for p in members]
@@ -1066,6 +1069,7 @@ def _workload(kind: str, key: str, name: str, podsets: Sequence[_PodSetPods],
     workload = Workload(name=key, kind=kind, tree=None, priority=priority, source=origin.where)
     if isinstance(assigned, str):
         workload.waiting = assigned
+        workload.waiting_minimum = sum(ps.minimum for ps in podsets)
         return workload
     if assigned is not None:
         podsets, pods = _flavored(podsets, pods, assigned)

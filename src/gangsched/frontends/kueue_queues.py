@@ -258,11 +258,12 @@ def _handle_local_queue(doc: Document, inputs: Inputs) -> None:
 
 _QUOTA = {"name": "string", "nominalQuota": "quantity", "borrowingLimit": "quantity",
           "lendingLimit": "quantity"}
-_CQ_SPEC: dict[str, schema.TypeExpr] = {"resourceGroups": {"list": "kueue.ResourceGroup"}, "queueingStrategy": "string",
-            "namespaceSelector": "meta.v1.LabelSelector", "flavorFungibility": "any",
-            "preemption": "any", "admissionChecks": "any", "admissionChecksStrategy": "any",
-            "stopPolicy": "string", "fairSharing": "any", "admissionScope": "any",
-            "concurrentAdmissionPolicy": "any"}
+_CQ_SPEC: dict[str, schema.TypeExpr] = {
+    "resourceGroups": {"list": "kueue.ResourceGroup"}, "queueingStrategy": "string",
+    "namespaceSelector": "meta.v1.LabelSelector", "flavorFungibility": "any",
+    "preemption": "any", "admissionChecks": "any", "admissionChecksStrategy": "any",
+    "stopPolicy": "string", "fairSharing": "any", "admissionScope": "any",
+    "concurrentAdmissionPolicy": "any"}
 
 
 def _object(spec: str) -> dict[str, schema.TypeExpr]:

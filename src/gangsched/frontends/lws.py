@@ -574,7 +574,8 @@ def build(inputs: Inputs) -> Contribution:
                     for name, members, request in roles])
                 if isinstance(got, str):
                     out.workloads.append(Workload(key, KIND, None, waiting=got,
-                                                  priority=priority, source=lws.origin.where))
+                                                  priority=priority, source=lws.origin.where,
+                                                  waiting_minimum=len(pods)))
                     continue
                 flavored = {p.key: p for name, members, _ in roles
                             for p in got.pods(name, members)}
