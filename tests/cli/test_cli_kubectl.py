@@ -165,6 +165,15 @@ def test_a_table_row_says_why_no_node_takes_a_pod(run: Run, tmp_path: Path) -> N
     [row] = run("place", CLUSTER, path).stdout.splitlines()[1:]
     assert row.endswith("web: needs 1 pod x 1000 cpu; room for 0 pods; 0/16 nodes are "
                         "available for a pod of web: 16 Insufficient cpu"), row
+    # and when the best domain of a required level holds no pod (a Kueue flavor's labels)
+    pod["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "100m"
+    pod["spec"]["nodeSelector"] = {"kubernetes.io/os": "windows"}
+    pod["metadata"].update(labels={"kueue.x-k8s.io/queue-name": "q"}, annotations={
+        "kueue.x-k8s.io/podset-required-topology": "gangsched.io/rack"})
+    path.write_text(yaml.safe_dump(pod))
+    [row] = run("place", CLUSTER, path).stdout.splitlines()[1:]
+    assert "holds 0; 0/16 nodes are available for a pod of " in row, row
+    assert row.endswith("16 node(s) didn't match Pod's node affinity/selector"), row
 
 
 def test_name_output_is_kind_slash_name(run: Run) -> None:

@@ -24,7 +24,7 @@ NONE = "<none>"  # an empty cell, as kubectl prints it
 
 ADMITTED, WAITING, REJECTED, INVALID = "Admitted", "Waiting", "Rejected", "Invalid"
 _NODE_ACCOUNT = re.compile(r"\d+/\d+ nodes are available")
-_NO_ROOM = re.compile(r"; room for 0 (pods|replicas)$")
+_NO_ROOM = re.compile(r"; (room for 0 (pods|replicas)|the best .+ holds 0)$")
 
 
 @dataclass
