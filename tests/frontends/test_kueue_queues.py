@@ -251,3 +251,14 @@ def test_v1beta1_names_the_cohort_cohort(tmp_path: Path) -> None:
     w = only(plan(tmp_path, TOPOLOGY, flavor("f", {GROUP: "a"}), cq, local_queue(),
                   job({REQUIRED: RACK})), "Job")
     assert w.tree is not None
+
+
+def test_a_running_group_is_not_held_by_a_missing_queue(tmp_path: Path) -> None:
+    pods = [grouped_pod(f"p{i}", annotations={REQUIRED: RACK}) for i in range(2)]
+    for i, pod in enumerate(pods):
+        pod["spec"]["nodeName"] = f"n-z0-b0-r0-h{i}"
+    w = only(plan(tmp_path, TOPOLOGY, flavor("f", {GROUP: "a"}), *pods), "Pod")
+    assert (w.tree, w.waiting) == (None, "no pending pods")
+    pods[1]["spec"].pop("nodeName")
+    w = only(plan(tmp_path, TOPOLOGY, flavor("f", {GROUP: "a"}), *pods), "Pod")
+    assert w.waiting == "LocalQueue q doesn't exist"

@@ -899,7 +899,7 @@ def _pod_group(name: str, namespace: str, pods: Sequence[Pod], origins: Mapping[
     left = max(0, total - bound)
     every = len(ordered) - bound <= left  # no more pods than the group needs: all of them
     queue = next(iter(queue_names))
-    if queues is not None and queue:
+    if queues is not None and queue and bound < len(ordered):
         asks = []
         for role, members in roles.items():
             head = members[0]
@@ -1041,9 +1041,9 @@ def asked(name: str, pods: Sequence[Pod], count: int, request: TasRequest) -> As
 
 def _assigned(queues: Queues | None, namespace: str, queue: str,
               podsets: Sequence[_PodSetPods]) -> Assigned | str | None:
-    """The flavors of a workload's PodSets (None: no queue objects in the inputs), or why
-    it waits."""
-    if queues is None:
+    """The flavors of a workload's PodSets (None: no queue objects in the inputs, or no
+    pod left to place), or why it waits."""
+    if queues is None or not any(ps.pending for ps in podsets):
         return None
     return queues.assign(namespace, queue, [asked(ps.name, ps.every or ps.pending, ps.minimum,
                                                   ps.request)

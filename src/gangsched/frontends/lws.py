@@ -567,7 +567,7 @@ def build(inputs: Inputs) -> Contribution:
             if invalid:
                 out.workloads.append(Workload(key, KIND, None, invalid=invalid))
                 continue
-            if lws.queue and queues is not None:
+            if lws.queue and queues is not None and any(not p.node_name for p in pods):
                 roles = _kueue_podsets(lws, pods)
                 got = queues.assign(lws.namespace, lws.queue, [
                     kueue.asked(name, members, len(members), request)
