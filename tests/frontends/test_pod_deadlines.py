@@ -15,7 +15,8 @@ from gangsched.frontends import assemble, load
 
 FRONT_END_EXAMPLES = sorted(
     p.name for p in EXAMPLES.glob("*.yaml")
-    if not p.name.startswith("cluster") and p.name != "volcano-hypernodes.yaml"
+    if not p.name.startswith("cluster")
+    and p.name not in ("volcano-hypernodes.yaml", "kueue-queues.yaml")  # no workloads
 )
 
 
