@@ -222,3 +222,13 @@ def test_volcano_and_kthena_objects_may_be_named_by_generate_name(
     result = run("place", "-f", EXAMPLES / "volcano-hypernodes.yaml",
                  "-f", EXAMPLES / "volcano-podgroup.yaml")
     assert result.exit_code == 0, result.output
+
+
+def test_a_kueue_workload_names_the_object_to_give_instead(run: Run, tmp_path: Path) -> None:
+    path = tmp_path / "wl.yaml"
+    path.write_text("apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata:\n"
+                    "  name: job-sample\nspec:\n  queueName: user-queue\n  podSets: []\n")
+    result = run("validate", path)
+    assert_one_line_error(result, "for kind Workload (Kueue makes its Workload from the Job",
+                          "--ignore-unknown skips it")
+    assert run("validate", "--ignore-unknown", path).exit_code == 0

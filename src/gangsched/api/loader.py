@@ -728,6 +728,12 @@ class Kind:
     name_rule: NameRule = names.dns1123_subdomain
 
 
+_HINTS = {  # (API group, kind) -> what to give instead, for objects others derive
+    ("kueue.x-k8s.io", "Workload"): " (Kueue makes its Workload from the Job, JobSet, "
+    "LeaderWorkerSet or pod group it admits: give gangsched that object instead)",
+}
+
+
 class Kinds:
     """The kinds one load understands, looked up by apiVersion and kind.
 
@@ -779,13 +785,14 @@ class Kinds:
 
     def unsupported(self, doc: Document) -> tuple[str, str]:
         """Why ``doc`` has no handler, and what would have one."""
+        hint = _HINTS.get((doc.api_version.rpartition("/")[0], doc.kind), "")
         if doc.kind in self._by_kind:
             versions = sorted(
                 v for e in self._by_kind[doc.kind] for v in e.api_versions or ()
             )
             return (
-                f"unsupported apiVersion {doc.api_version!r} for kind {doc.kind}",
-                f"supported: {', '.join(versions)}",
+                f"unsupported apiVersion {doc.api_version!r} for kind {doc.kind}{hint}",
+                f"supported: {', '.join(versions)}; --ignore-unknown skips it",
             )
         return (
             f"unsupported kind {doc.api_version}/{doc.kind}",
