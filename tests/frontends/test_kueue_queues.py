@@ -262,3 +262,17 @@ def test_a_running_group_is_not_held_by_a_missing_queue(tmp_path: Path) -> None:
     pods[1]["spec"].pop("nodeName")
     w = only(plan(tmp_path, TOPOLOGY, flavor("f", {GROUP: "a"}), *pods), "Pod")
     assert w.waiting == "LocalQueue q doesn't exist"
+
+
+def test_partial_admission_admits_the_most_pods_the_quota_holds(tmp_path: Path) -> None:
+    obj = job({REQUIRED: RACK}, parallelism=6, completions=6)  # 6 pods x 2 GPUs
+    obj["metadata"]["annotations"] = {"kueue.x-k8s.io/job-min-parallelism": "2"}
+    objs = [TOPOLOGY, flavor("tas", {GROUP: "a"}), cluster_queue(("tas", 9)), local_queue()]
+    p = plan(tmp_path, *objs, obj, with_nodes=grouped())
+    w = only(p, "Job")
+    assert (len(w.pods), tree(w).children[0].min_pods) == (4, 2)  # 4 x 2 GPUs <= 9
+    assert all(pod.name.startswith(("train-0-", "train-1-", "train-2-", "train-3-"))
+               for pod in w.pods.values())
+    assert [wl.kind for wl in p.workloads] == ["Job"]  # the other 2 are never created
+    objs[2] = cluster_queue(("tas", 3))
+    assert "maximum capacity (3)" in only(plan(tmp_path, *objs, obj), "Job").waiting

@@ -1033,10 +1033,12 @@ class _Owners:
                                        for p in held.get(node.name, ()))
 
 
-def asked(name: str, pods: Sequence[Pod], count: int, request: TasRequest) -> Asked:
-    """A Kueue PodSet as the flavor assigner reads it (``pods``: not empty)."""
+def asked(name: str, pods: Sequence[Pod], count: int, request: TasRequest,
+          least: int | None = None) -> Asked:
+    """A Kueue PodSet as the flavor assigner reads it (``pods``: not empty; ``least``:
+    the fewest pods partial admission may admit)."""
     return Asked(name, pods[0], count, tuple(k for _, k in request.levels()), request.asked,
-                 request.group)
+                 request.group, least)
 
 
 def _assigned(queues: Queues | None, namespace: str, queue: str,
@@ -1045,9 +1047,10 @@ def _assigned(queues: Queues | None, namespace: str, queue: str,
     pod left to place), or why it waits."""
     if queues is None or not any(ps.pending for ps in podsets):
         return None
-    return queues.assign(namespace, queue, [asked(ps.name, ps.every or ps.pending, ps.minimum,
-                                                  ps.request)
-                                            for ps in podsets if ps.every or ps.pending])
+    return queues.assign(namespace, queue, [
+        asked(ps.name, ps.every or ps.pending, ps.bound + len(ps.pending), ps.request,
+              ps.minimum if ps.minimum < ps.bound + len(ps.pending) else None)
+        for ps in podsets if ps.every or ps.pending])
 
 
 def _flavored(podsets: Sequence[_PodSetPods], pods: Sequence[Pod], assigned: Assigned
@@ -1163,18 +1166,27 @@ def build(inputs: Inputs) -> Contribution:
     owners = _Owners({n.name: n for n in inputs.nodes}, out.claims)
     for job in jobs(inputs):
         every, created = job_pods(job, inputs.pods)
-        out.pods.extend(created)
         if not job.queue:
+            out.pods.extend(created)
             _warn_unmanaged(out, "Job", job.origin, job.name, [job.spec.request])
             continue
         pending = [p for p in every if not p.node_name]
         minimum = job.min_parallelism or job.spec.count
         podset = _PodSetPods(MAIN, pending, job.spec.request, minimum,
                              len(every) - len(pending))
+        assigned = _assigned(queues, job.namespace, job.queue, [podset])
+        left: set[str] = set()
+        if isinstance(assigned, Assigned) and MAIN in assigned.counts:  # partial admission
+            kept = pending[:max(0, assigned.counts[MAIN] - podset.bound)]
+            left = {p.key for p in pending[len(kept):]}  # the controller never creates them
+            podset = replace(podset, pending=kept)
+            created = [p for p in created if p.key not in left]
+        out.pods.extend(created)
         out.workloads.append(_workload(
-            "Job", job.key, job.name, [podset], every, job.origin, levels, out.warnings,
-            assigned=_assigned(queues, job.namespace, job.queue, [podset])))
-        out.claimed.update(p.key for p in every)
+            "Job", job.key, job.name, [podset],
+            [p for p in every if p.key not in left] if left else every, job.origin, levels,
+            out.warnings, assigned=assigned))
+        out.claimed.update(p.key for p in every)  # all: pods past the count are not scheduled
     for js in jobsets(inputs):
         per_job, created = jobset_pods(js, inputs.pods)
         out.pods.extend(created)

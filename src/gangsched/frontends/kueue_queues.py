@@ -29,11 +29,15 @@ the resource group covering it is searched in order for the first flavor that:
   ``tolerations`` leave untolerated;
 * is matched by the pods' ``nodeSelector`` and required node affinity, read only on the
   flavor's ``nodeLabels`` keys (a term naming none of them matches every flavor);
-* can hold the request in quota: the PodSet's pods (its minimum, under partial
-  admission) times their request, plus what earlier PodSets took of the flavor, at most
-  the ClusterQueue's ``nominalQuota`` plus what it may borrow (with a cohort: at most
-  its ``borrowingLimit``, and at most what the cohort's other ClusterQueues in the inputs
-  lend: their ``lendingLimit``, else their nominal quota).
+* can hold the request in quota: the PodSet's pods times their request, plus what
+  earlier PodSets took of the flavor, at most the ClusterQueue's ``nominalQuota`` plus
+  what it may borrow (with a cohort: at most its ``borrowingLimit``, and at most what the
+  cohort's other ClusterQueues in the inputs lend: their ``lendingLimit``, else their
+  nominal quota).
+
+A Job with ``kueue.x-k8s.io/job-min-parallelism`` that no flavor can hold whole is
+admitted, as Kueue's partial admission does, with the most pods (at least the minimum)
+that get flavors: the Job controller then creates only those.
 
 The chosen flavors' ``nodeLabels`` are added to the pods' node selector and their
 ``tolerations`` to the pods' tolerations (Kueue writes both into the pod template on
@@ -51,7 +55,7 @@ checks, fair sharing and namespace labels other than ``kubernetes.io/metadata.na
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from gangsched.api import names, schema
 from gangsched.api.errors import InputError
@@ -313,13 +317,16 @@ class Asked:
     levels: tuple[str, ...] = ()  # the label keys its topology request names
     tas: bool = False  # it asks for TAS (any topology annotation)
     group: str = ""  # podset-group-name: PodSets assigned together
+    least: int | None = None  # partial admission: the fewest pods it may be admitted with
 
 
 @dataclass
 class Assigned:
-    """The flavors chosen for each PodSet (one per resource group it uses)."""
+    """The flavors chosen for each PodSet (one per resource group it uses), and the count
+    of a PodSet admitted with fewer pods than it asks for (partial admission)."""
 
     flavors: dict[str, list[ResourceFlavor]] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
 
     def pods(self, podset: str, pods: Sequence[Pod]) -> list[Pod]:
         """``pods`` of ``podset`` with its flavors' node labels and tolerations."""
@@ -447,6 +454,10 @@ class Queues:
             together.setdefault(a.group or f"\0{a.name}", []).append(a)
         for members in together.values():
             got = self._assign_group(cq, members, tas_only, used)
+            if isinstance(got, str) and len(members) == 1 and members[0].least is not None:
+                fewer = self._partial(cq, members[0], tas_only, used)
+                if fewer is not None:
+                    got, out.counts[members[0].name] = fewer
             if isinstance(got, str):
                 problems.append(got)
                 continue
@@ -495,6 +506,26 @@ class Queues:
             else:
                 return _no_fit(members, reasons)
         return chosen
+
+    def _partial(self, cq: ClusterQueue, a: Asked, tas_only: bool,
+                 used: dict[tuple[str, str], int]) -> tuple[list[ResourceFlavor], int] | None:
+        """Kueue's partial admission: the most pods, at least ``a.least``, that get flavors
+        (a bisection: fewer pods never need more quota), with their flavors; None when
+        even ``a.least`` get none."""
+        assert a.least is not None
+        lo, hi, best = a.least, a.count - 1, None
+        while lo <= hi:
+            mid = (lo + hi) // 2
+            trial = dict(used)
+            got = self._assign_group(cq, [replace(a, count=mid)], tas_only, trial)
+            if isinstance(got, str):
+                hi = mid - 1
+            else:
+                best, lo = (got, mid, trial), mid + 1
+        if best is None:
+            return None
+        used.update(best[2])
+        return best[0], best[1]
 
     def _mismatch(self, flavor: ResourceFlavor, members: Sequence[Asked], tas_only: bool
                   ) -> str | None:
