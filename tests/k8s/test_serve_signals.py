@@ -303,3 +303,37 @@ def test_a_controller_object_alone_is_not_scheduled(server: TestAPIServer,
         assert sum(replica.server.metrics.bind_errors._values.values()) == 0
     finally:
         replica.stop()
+
+
+def test_a_kueue_pod_group_is_bound_on_its_flavors_nodes(server: TestAPIServer,
+                                                         kubeconfig: Path) -> None:
+    """With Kueue's queue objects in the cluster, serve follows the pods' LocalQueue to
+    the ClusterQueue's flavor and binds them only on the flavor's nodes."""
+    store = server.store
+    create_all(store, [node(f"n-{i}", "4", {"pool": "gpu" if i >= 2 else "cpu"})
+                       for i in range(4)])
+    v1 = "kueue.x-k8s.io/v1beta1"
+    create_all(store, [
+        {"apiVersion": v1, "kind": "ResourceFlavor", "metadata": {"name": "gpu-pool"},
+         "spec": {"nodeLabels": {"pool": "gpu"}}},
+        {"apiVersion": v1, "kind": "ClusterQueue", "metadata": {"name": "cq"},
+         "spec": {"namespaceSelector": {}, "resourceGroups": [
+             {"coveredResources": ["cpu"], "flavors": [
+                 {"name": "gpu-pool", "resources": [{"name": "cpu", "nominalQuota": 8}]}]}]}},
+        {"apiVersion": v1, "kind": "LocalQueue", "metadata": {"name": "q", "namespace": "ml"},
+         "spec": {"clusterQueue": "cq"}}])
+    pods = [{"apiVersion": "v1", "kind": "Pod",
+             "metadata": {"name": f"w-{i}", "namespace": "ml", "labels": {
+                 "kueue.x-k8s.io/queue-name": "q", "kueue.x-k8s.io/pod-group-name": "g"},
+                 "annotations": {"kueue.x-k8s.io/pod-group-total-count": "3"}},
+             "spec": {"schedulerName": "gangsched", "containers": [
+                 {"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}]}}
+            for i in range(3)]
+    create_all(store, pods)
+    replica = start_replica(fast_config(kubeconfig, topology=None))
+    try:
+        wait_for(lambda: all(p["spec"].get("nodeName") for p in store.list("pods", "ml")),
+                 WAIT, what="the pod group bound")
+        assert {p["spec"]["nodeName"] for p in store.list("pods", "ml")} <= {"n-2", "n-3"}
+    finally:
+        replica.stop()

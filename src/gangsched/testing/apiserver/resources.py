@@ -112,6 +112,9 @@ RESOURCES: list[Resource] = [
     R("workload.serving.volcano.sh", "v1alpha1", "modelservings", "ModelServing", True,
       ("ms",), ("status",)),
     R("kueue.x-k8s.io", "v1beta1", "topologies", "Topology", False),
+    R("kueue.x-k8s.io", "v1beta1", "resourceflavors", "ResourceFlavor", False),
+    R("kueue.x-k8s.io", "v1beta1", "clusterqueues", "ClusterQueue", False, (), ("status",)),
+    R("kueue.x-k8s.io", "v1beta1", "localqueues", "LocalQueue", True, (), ("status",)),
 ]
 """Everything the server serves. Groups are listed in discovery in this order."""
 
