@@ -7,7 +7,7 @@ Resource quantities are already integers in base units (see :mod:`gangsched.api.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -102,6 +102,16 @@ class Toleration:
         return self.value == taint.value
 
 
+def untolerated(taints: Iterable[Taint], tolerations: Sequence[Toleration]) -> Taint | None:
+    """The first of ``taints`` that repels a pod with ``tolerations``, as kube-scheduler's
+    TaintToleration filter reads it (``PreferNoSchedule`` only scores); None: none does."""
+    for taint in taints:
+        if taint.effect != "PreferNoSchedule" and not any(
+                t.tolerates(taint) for t in tolerations):
+            return taint
+    return None
+
+
 @dataclass(frozen=True)
 class NodeRequirements:
     """What a pod demands of a node, beyond resources. Hashable: used as a cache key."""
@@ -134,10 +144,7 @@ class NodeRequirements:
             return False
         if self.affinity and not any(t.matches(node) for t in self.affinity):
             return False
-        return all(
-            taint.effect == "PreferNoSchedule" or any(t.tolerates(taint) for t in self.tolerations)
-            for taint in node.taints
-        )
+        return untolerated(node.taints, self.tolerations) is None
 
 
 # what most pods ask of a node: nothing (one shared value: equal keys compare by identity)

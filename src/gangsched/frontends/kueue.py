@@ -898,19 +898,20 @@ def _pod_group(name: str, namespace: str, pods: Sequence[Pod], origins: Mapping[
     notes: list[str] = []
     left = max(0, total - bound)
     every = len(ordered) - bound <= left  # no more pods than the group needs: all of them
+    requests: dict[str, TasRequest] = {}
+    for role, members in roles.items():  # each role's request, from its first pod
+        head = members[0]
+        try:
+            requests[role] = parse_tas(head.annotations, "metadata.annotations")
+        except InputError as err:
+            workload.invalid = str(origins.get(head.key, Origin(obj=f"Pod/{head.name}"))
+                                   .locate(err))
+            return workload
     queue = next(iter(queue_names))
     if queues is not None and queue and bound < len(ordered):
-        asks = []
-        for role, members in roles.items():
-            head = members[0]
-            try:
-                request = parse_tas(head.annotations, "metadata.annotations")
-            except InputError as err:
-                origin = origins.get(head.key, Origin(obj=f"Pod/{head.name}"))
-                workload.invalid = str(origin.locate(err))
-                return workload
-            asks.append(asked(role, members, len(members), request))
-        got = queues.assign(namespace, queue, asks)
+        got = queues.assign(namespace, queue, [asked(role, members, len(members),
+                                                     requests[role])
+                                               for role, members in roles.items()])
         if isinstance(got, str):
             workload.waiting, workload.waiting_minimum = got, total
             return workload
@@ -922,8 +923,7 @@ def _pod_group(name: str, namespace: str, pods: Sequence[Pod], origins: Mapping[
         head = members[0]
         origin = origins.get(head.key, Origin(obj=f"Pod/{head.name}"))
         try:
-            request, note = check_levels(parse_tas(head.annotations, "metadata.annotations"),
-                                         levels)
+            request, note = check_levels(requests[role], levels)
             if note is not None:
                 notes.append(str(origin.locate(note)))
             if request.slices and len(pending) % request.slices[0][1]:

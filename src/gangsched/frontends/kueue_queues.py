@@ -70,7 +70,14 @@ from gangsched.api.objects import (
     parse_tolerations,
 )
 from gangsched.api.quantity import format_quantity, parse_quantity
-from gangsched.api.types import LabelSelector, NodeRequirements, Pod, Taint, Toleration
+from gangsched.api.types import (
+    LabelSelector,
+    NodeRequirements,
+    Pod,
+    Taint,
+    Toleration,
+    untolerated,
+)
 
 API_VERSIONS = ("kueue.x-k8s.io/v1beta1", "kueue.x-k8s.io/v1beta2")
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
@@ -537,11 +544,9 @@ class Queues:
             if not a.tas and flavor.topology and not tas_only:
                 return f"Flavor {flavor.name!r} supports only TopologyAwareScheduling"
             req = a.pod.requirements
-            tolerations = (*req.tolerations, *flavor.tolerations)
-            for taint in flavor.node_taints:
-                if taint.effect != "PreferNoSchedule" and not any(
-                        t.tolerates(taint) for t in tolerations):
-                    return f"untolerated taint {_taint_text(taint)} in flavor {flavor.name}"
+            taint = untolerated(flavor.node_taints, (*req.tolerations, *flavor.tolerations))
+            if taint is not None:
+                return f"untolerated taint {_taint_text(taint)} in flavor {flavor.name}"
             if not _labels_match(req, flavor.node_labels):
                 return f"flavor {flavor.name} doesn't match node affinity"
         return None
@@ -571,10 +576,10 @@ def _no_fit(members: Sequence[Asked], reasons: Sequence[str]) -> str:
 def _namespace_matches(selector: LabelSelector, namespace: str) -> bool:
     """The selector on the namespace's ``kubernetes.io/metadata.name`` label; requirements
     on labels gangsched cannot see (no Namespace objects are read) are taken as met."""
-    labels = {NAMESPACE_NAME_LABEL: namespace}
-    return all(labels.get(k) == v for k, v in selector.match_labels
-               if k == NAMESPACE_NAME_LABEL) and all(
-        r.matches(labels) for r in selector.match_expressions if r.key == NAMESPACE_NAME_LABEL)
+    seen = LabelSelector(
+        tuple(kv for kv in selector.match_labels if kv[0] == NAMESPACE_NAME_LABEL),
+        tuple(r for r in selector.match_expressions if r.key == NAMESPACE_NAME_LABEL))
+    return seen.matches({NAMESPACE_NAME_LABEL: namespace})
 
 
 __all__ = ["KINDS", "Asked", "Assigned", "ClusterQueue", "LocalQueue", "Queues",

@@ -17,21 +17,12 @@ from collections.abc import Collection, Mapping
 
 import numpy as np
 
-from gangsched.api.types import Node, NodeRequirements, Taint
+from gangsched.api.types import Node, NodeRequirements, Taint, untolerated
 from gangsched.cluster.state import ClusterState
 
 
 def _taint_text(t: Taint) -> str:
     return f"{{{t.key}: {t.value}}}"
-
-
-def _first_untolerated(node: Node, req: NodeRequirements) -> Taint | None:
-    for taint in node.taints:
-        if taint.effect == "PreferNoSchedule":
-            continue
-        if not any(t.tolerates(taint) for t in req.tolerations):
-            return taint
-    return None
 
 
 def _matches_affinity(node: Node, req: NodeRequirements) -> bool:
@@ -62,7 +53,7 @@ def node_summary(
             reasons["node(s) were unschedulable"] += 1
         elif not node.ready:
             reasons["node(s) were not ready"] += 1
-        elif (taint := _first_untolerated(node, requirements)) is not None:
+        elif (taint := untolerated(node.taints, requirements.tolerations)) is not None:
             reasons[f"node(s) had untolerated taint {_taint_text(taint)}"] += 1
         elif not _matches_affinity(node, requirements):
             reasons["node(s) didn't match Pod's node affinity/selector"] += 1
