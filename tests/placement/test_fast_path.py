@@ -13,53 +13,22 @@ full sort.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pytest
+from placement_helpers import cache_current, decided, random_cluster
 
-from gangsched.api.types import Node, NodeRequirements, Taint
-from gangsched.cluster.state import ClusterState
-from gangsched.gang import Constraint, Group, PodSet, podsets
+from gangsched.api.types import NodeRequirements
+from gangsched.gang import Constraint, Group, PodSet
 from gangsched.placement import place
 from gangsched.placement.engine import Options
 from gangsched.placement.engine.fast import _Scope, fast_place
 from gangsched.placement.engine.pods import choose
-from gangsched.testing.builders import GPU, LEVEL_KEYS, levels_of, nodes, podset
+from gangsched.testing.builders import LEVEL_KEYS, podset
 
 GENERIC = Options(fast=False)
-SHAPES = (
-    (("zone", 2), ("block", 2), ("rack", 3), ("host", 5)),
-    (("rack", 6), ("host", 8)),
-    (("zone", 2), ("rack", 4), ("host", 40)),
-)
-
-
-def random_cluster(rng: np.random.Generator) -> ClusterState:
-    shape = SHAPES[int(rng.integers(len(SHAPES)))]
-    ns = nodes(shape, {"cpu": 16_000, "memory": 1 << 36, GPU: 8, "pods": 20})
-    out: list[Node] = []
-    for nd in ns:
-        r = rng.random()
-        if r < 0.04:  # lacks its rack label
-            nd.labels.pop(LEVEL_KEYS["rack"], None)
-        elif r < 0.07:
-            nd = Node(nd.name, nd.labels, nd.taints, nd.allocatable, unschedulable=True)
-        elif r < 0.10:
-            nd = Node(nd.name, nd.labels, (Taint("dedicated", "x", "NoSchedule"),),
-                      nd.allocatable)
-        out.append(nd)
-    state = ClusterState.from_nodes(out, levels_of(shape))
-    busy = rng.random(state.n_nodes) < 0.5
-    gpus = rng.integers(0, 9, state.n_nodes) * busy
-    cpus = rng.integers(0, 16, state.n_nodes) * 1000 * busy
-    txn = state.begin()
-    for j in np.flatnonzero(busy).tolist():
-        shape_ = state.shape({GPU: int(gpus[j]), "cpu": int(cpus[j])})
-        txn.place(np.array([j]), np.array([1]), shape_)
-    txn.commit()
-    return state
 
 
 def random_unit(rng: np.random.Generator, i: int) -> Group:
@@ -112,12 +81,6 @@ def random_unit(rng: np.random.Generator, i: int) -> Group:
     return Group(p, p, kids, min_groups=len(kids), min_pods=min_pods, topology=topo)
 
 
-def decided(d: object) -> dict[str, object]:
-    out = asdict(d)  # type: ignore[call-overload]
-    out["order"] = list(out["assignments"])  # the assignment order too
-    return out
-
-
 VARIANTS = {
     "given-order": Options(child_order="given"),
     "not-narrow": Options(narrow=False),
@@ -160,19 +123,6 @@ def agree(seed: int, opts: Options, make: Callable[[np.random.Generator, int], G
         assert np.array_equal(fast_state.free, generic_state.free)
         cache_current(fast_state, unit)
     assert served > 0
-
-
-def cache_current(state: ClusterState, unit: Group) -> None:
-    """The cached capacities of the unit's pod kinds (which a committed fast decision
-    patches directly, :meth:`ClusterState.took`) are what a fresh copy computes."""
-    fresh = state.snapshot()  # an empty cache
-    for ps in podsets(unit):
-        shape = state.shape(ps.requests)
-        assert np.array_equal(state.capacity(shape, ps.requirements),
-                              fresh.capacity(shape, ps.requirements))
-        for lv in state.topology.levels:
-            assert np.array_equal(state.domain_sums(shape, ps.requirements, None, lv),
-                                  fresh.domain_sums(shape, ps.requirements, None, lv))
 
 
 def many_replicas(rng: np.random.Generator, i: int) -> Group:

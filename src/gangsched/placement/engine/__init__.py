@@ -35,6 +35,12 @@ capacities, with the decision phases 0-4 would make; anything else, and any unit
 does not fit, goes through the phases (``Options.fast=False``: always; so does every unit
 decided against a mix of pod shapes, ``Options.mix``, which orders domains differently).
 
+**First choice** (:mod:`.direct`). A unit every node of which is required whole is
+walked down by phase 2's own steps, its first candidate at every node, after phase 0 and
+before any attempt; the first node whose first candidate does not hold it hands the unit
+to phases 1-4 from the start (the same decision, without the machinery only a failure
+needs).
+
 **Minimum alone** (:mod:`.minimum`). For minimum-first callers: a unit's minimum placed
 in the domain the whole unit would take, so its extras find room beside it later.
 

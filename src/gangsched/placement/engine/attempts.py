@@ -61,6 +61,7 @@ from gangsched.cluster.state import ClusterState
 from gangsched.cluster.topology import Level
 from gangsched.gang import PodSet, TreeNode, minimum_pods
 from gangsched.placement.decision import Decision, GroupOutcome
+from gangsched.placement.engine.direct import first_choice, nodes_if_whole
 from gangsched.placement.engine.domains import Domains
 from gangsched.placement.engine.exact_attempt import decide as exact_decision
 from gangsched.placement.engine.exact_attempt import small, solved
@@ -222,6 +223,21 @@ def place(
     facts = Facts(unit, state)
     domains = Domains(facts, opts.domain_order == "fit", opts.narrow, opts.mix,
                       opts.keep_whole)
+    if opts.fast and not opts.extras_first and current() is None:
+        # every node of the tree required whole, placed by its first choice (direct.py):
+        # one dry run per node, within the unit's dry runs and short of the solver's probe
+        nodes = nodes_if_whole(unit, facts)
+        limit = opts.max_dry_runs + 1
+        if opts.exact > 0 and opts.exact_after > 0:
+            limit = min(limit, opts.exact_after)
+        direct = first_choice(unit, facts, domains, opts) if 0 < nodes < limit else None
+        if direct is not None:
+            first, txn = direct
+            if commit:
+                txn.commit()
+            else:
+                txn.discard()
+            return _decision(unit, state, SUCCESS, first, minimum, nodes, facts)
     won: Outcome | None = None
     explainer: Outcome | None = None  # the first failed attempt at the unit's own minimum
     pool = opts.max_dry_runs  # the unit's dry runs, all attempts told
@@ -443,6 +459,7 @@ def _decision(
 def _outcomes(node: TreeNode, r: Placement | None, out: list[GroupOutcome],
               facts: Facts | None = None) -> None:
     placed = r.placed if r is not None else 0
+    size = facts.size(node) if facts is not None else node.size
     cand = r.cand if r is not None else None
     key, value = cand.pin if cand is not None else (None, None)
     label = cand.label if cand is not None else None
@@ -453,7 +470,7 @@ def _outcomes(node: TreeNode, r: Placement | None, out: list[GroupOutcome],
         out.append(
             GroupOutcome(
                 path=node.path, kind="PodSet", placed_pods=placed, min_pods=node.min_pods,
-                size=node.size, domain=label,
+                size=size, domain=label,
                 satisfied=r is not None and placed >= node.min_pods,
                 domain_key=key, domain_value=value,
             )
@@ -467,7 +484,7 @@ def _outcomes(node: TreeNode, r: Placement | None, out: list[GroupOutcome],
     out.append(
         GroupOutcome(
             path=node.path, kind="Group", placed_pods=placed, min_pods=node.min_pods,
-            size=node.size, satisfied_children=sat, min_groups=node.min_groups,
+            size=size, satisfied_children=sat, min_groups=node.min_groups,
             children=len(node.children), domain=label,
             satisfied=r is not None,
             domain_key=key, domain_value=value,

@@ -51,6 +51,7 @@ from gangsched.placement.engine.values import Candidate, Placement, Scope, Spill
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 _NO_DOMAIN = np.array([-1], dtype=np.int64)
+_SCOPE_ONLY: list[Level | None] = [None]  # the tiers of a node without constraints
 
 
 @dataclass
@@ -130,7 +131,11 @@ class Domains:
         """
         out = self._tiers.get(id(node))
         if out is None:
-            out = self._tiers[id(node)] = self._levels(node)
+            if not node.topology and not self.facts.is_root(node):
+                out = _SCOPE_ONLY  # no constraint: nothing to narrow to (_levels)
+            else:
+                out = self._levels(node)
+            self._tiers[id(node)] = out
         return out
 
     def _narrowed(self, node: TreeNode) -> bool:
@@ -228,10 +233,12 @@ class Domains:
 
     def nested(
         self, node: TreeNode, level: Level | None, lo: int, hi: int,
-        within: tuple[Level, ...] = (), sel: np.ndarray | None = None,
+        within: tuple[Level, ...] = (), sel: np.ndarray | None = None, first: bool = False,
     ) -> tuple[Candidates, Seen]:
         """Domains of ``level`` inside [lo, hi) that pass the capacity bound, best first,
-        and what was seen (to explain a failure later)."""
+        and what was seen (to explain a failure later). ``first``: only the best one is
+        wanted (the joint check of several shapes then runs on the domains in order,
+        until one passes)."""
         facts = self.facts
         dems = facts.demand(node)
         if level is None:
@@ -267,14 +274,14 @@ class Domains:
             if i == 0:
                 main_sum = sums
             ok_mask &= sums >= dem.count
-        if len(dems) > 1 and level.key != facts.required(node) and ok_mask.any():
-            # a level other than the required one (preferred, or tried first for
-            # locality): pods of several shapes may each pass on the same nodes, so the
-            # domain's free resources must also cover all of them together. At a
-            # preferred level this also passes over domains the minimum would fit only by
-            # spilling out of them, as Volcano dry-runs a whole job per hypernode. The
-            # required level, whose candidates a rejection is explained by, keeps the
-            # per-shape bound alone
+        # a level other than the required one (preferred, or tried first for locality):
+        # pods of several shapes may each pass on the same nodes, so the domain's free
+        # resources must also cover all of them together. At a preferred level this also
+        # passes over domains the minimum would fit only by spilling out of them, as
+        # Volcano dry-runs a whole job per hypernode. The required level, whose
+        # candidates a rejection is explained by, keeps the per-shape bound alone
+        jointly = len(dems) > 1 and level.key != facts.required(node)
+        if jointly and not first and ok_mask.any():
             ok_mask &= self.holds_together(dems, lo, hi, starts, sel)
         ids = np.flatnonzero(ok_mask)
         # order (and explain) by the main shape: of the minimum, else of what is asked
@@ -282,7 +289,16 @@ class Domains:
         if main is not None and main_sum is None:
             main_sum = sums_of(main)
         seen = Seen(node, level, lo, hi, main_sum, valid, d0, sel)
-        if main is not None and main_sum is not None and len(ids) > 1 and self.fit_order:
+        ordered = main is not None and main_sum is not None and len(ids) > 1 and self.fit_order
+        if first and ordered and not self.mix and facts.want(node) == 0:
+            assert main is not None and main_sum is not None
+            # no room for extras wanted: slack, then index, orders them
+            slack = np.minimum(main_sum[ids] - (main.count if dems else 0), BIG)
+            ids = (ids[int(np.argmin(slack)):][:1] if not jointly
+                   else self._best_together(dems, ids, slack, (lo, hi, sel), starts, ends))
+            return Candidates(starts[ids], ends[ids], ids + d0, level, self.topo, sel), seen
+        if ordered:
+            assert main is not None and main_sum is not None
             # room for wanted extras (more is better), then slack (less is better), then index
             slack = np.minimum(main_sum[ids] - (main.count if dems else 0), BIG)
             room = np.minimum(slack, facts.want(node))
@@ -291,7 +307,59 @@ class Domains:
                 ids = ids[np.lexsort((slack, strand, -room))]
             else:
                 ids = ids[np.lexsort((slack, -room))]  # stable: ties keep index order
+        if first and len(ids):
+            ids = ids[:1] if not jointly else self._first_together(dems, ids, starts, ends, sel)
         return Candidates(starts[ids], ends[ids], ids + d0, level, self.topo, sel), seen
+
+    def _first_together(self, dems: list[Demand], ids: np.ndarray, starts: np.ndarray,
+                        ends: np.ndarray, sel: np.ndarray | None) -> np.ndarray:
+        """The first of the domains ``ids`` (in order) whose free resources cover every
+        demand at once (:meth:`holds_together`), alone; none when none does."""
+        ok = self._together_at(dems, starts[ids], ends[ids], sel)
+        return ids[int(np.argmax(ok)):][:1] if ok.any() else ids[:0]
+
+    def _best_together(self, dems: list[Demand], ids: np.ndarray, slack: np.ndarray,
+                       scope: Scope, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+        """:meth:`_first_together` of ``ids`` ordered by ``slack``, then index: the
+        domains of the least slacks first (ties at the edge included), then all."""
+        lo, hi, sel = scope
+        few = 16
+        if len(ids) > few:
+            edge = np.partition(slack, few - 1)[few - 1]
+            head = np.flatnonzero(slack <= edge)
+            head = head[np.argsort(slack[head], kind="stable")]
+            got = self._first_together(dems, ids[head], starts, ends, sel)
+            if len(got):
+                return got
+        order = ids[np.argsort(slack, kind="stable")]
+        ok = self.holds_together(dems, lo, hi, starts, sel)[order]
+        return order[int(np.argmax(ok)):][:1] if ok.any() else ids[:0]
+
+    def _together_at(self, dems: list[Demand], starts: np.ndarray, ends: np.ndarray,
+                     sel: np.ndarray | None) -> np.ndarray:
+        """:meth:`holds_together` for the (disjoint, non-empty) slices [starts[k],
+        ends[k]), in any order."""
+        sizes = ends - starts
+        at = np.cumsum(sizes) - sizes
+        pos = np.arange(int(sizes.sum())) + np.repeat(starts - at, sizes)
+        keep = sel.take(pos) if sel is not None else None
+        ok = np.ones(len(starts), dtype=bool)
+        for r, v in self._together_need(dems).items():
+            row = self.state.free[r].take(pos)
+            if keep is not None:
+                row *= keep
+            np.maximum(row, 0, out=row)  # a node overcommitted by bound pods holds none
+            ok &= np.add.reduceat(row, at) >= v
+        return ok
+
+    @staticmethod
+    def _together_need(dems: list[Demand]) -> dict[int, int]:
+        """Per resource: what every demand's pods take together."""
+        need: dict[int, int] = {}
+        for dem in dems:
+            for r, v in zip(dem.shape.index, dem.shape.amount, strict=True):
+                need[r] = need.get(r, 0) + v * dem.count
+        return need
 
     def _mix_shapes(self) -> list[tuple[Shape, int, int, float]]:
         """Per shape of the mix: (shape, its dominant resource, the amount of it a pod
@@ -359,13 +427,9 @@ class Domains:
                         sel: np.ndarray | None) -> np.ndarray:
         """Per domain (slices from ``starts`` to the next, inside [lo, hi)): whether its
         free resources cover every demand's pods at once (a necessary condition)."""
-        need: dict[int, int] = {}
-        for dem in dems:
-            for r, v in zip(dem.shape.index, dem.shape.amount, strict=True):
-                need[r] = need.get(r, 0) + v * dem.count
         at = starts - lo
         ok = np.ones(len(starts), dtype=bool)
-        for r, v in need.items():  # row by row: views, no copy of the scope
+        for r, v in self._together_need(dems).items():  # row by row: views, no copy of the scope
             row = self.state.free[r, lo:hi]
             if sel is not None:
                 row = row * sel[lo:hi]

@@ -343,6 +343,8 @@ class Facts:
         """The levels of every required key of the chain on the node, narrowest first.
         The narrowest one's domains nest in one domain of each wider one, but a node
         may lack a wider label: its domains are out of reach (see Domains.nested)."""
+        if not node.topology:
+            return ()
         out = self._required_levels.get(id(node))
         if out is None:
             topo = self.topo
