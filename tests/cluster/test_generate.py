@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import yaml
+from typer.testing import CliRunner
 
 from gangsched.api.errors import InputError
+from gangsched.cli.main import app
 from gangsched.cluster.generate import (
     generate_nodes,
     generate_yaml,
@@ -82,7 +86,8 @@ def test_nodes_in_topology_order_with_unique_domain_values() -> None:
     assert names[0] == "node-z0-b0-r0-h00"
     assert names[-1] == "node-z1-b1-r3-h15"
     first = nodes[0]["metadata"]["labels"]
-    assert first == {ZONE: "z0", BLOCK: "z0-b0", RACK: "z0-b0-r0", HOST: "node-z0-b0-r0-h00"}
+    assert first == {ZONE: "z0", BLOCK: "z0-b0", RACK: "z0-b0-r0", HOST: "node-z0-b0-r0-h00",
+                     "kubernetes.io/arch": "amd64", "kubernetes.io/os": "linux"}
     assert len({n["metadata"]["labels"][RACK] for n in nodes}) == 16
     status = nodes[0]["status"]
     assert status["allocatable"] == status["capacity"] == GPU_NODE
@@ -137,3 +142,25 @@ def test_bad_prefix(prefix: str) -> None:
 def test_names_longer_than_a_label_value_are_rejected() -> None:
     with pytest.raises(InputError, match="63 characters"):
         generate_nodes([("host", 1)], GPU_NODE, prefix="x" * 61)
+
+
+def test_a_level_keyed_like_a_kubelet_label_takes_its_place() -> None:
+    nodes = generate_nodes([("kubernetes.io/os", 2), ("host", 1)], GPU_NODE)
+    assert [n["metadata"]["labels"]["kubernetes.io/os"] for n in nodes] == ["o0", "o1"]
+    text = generate_yaml([("kubernetes.io/os", 2), ("host", 1)], GPU_NODE, topology=False)
+    assert text.count("kubernetes.io/os") == 2
+
+
+def test_manifests_selecting_the_kubelet_labels_fit_a_generated_cluster(tmp_path: Path) -> None:
+    """A pod that selects ``kubernetes.io/os: linux`` (as many upstream manifests do) is
+    placed on a generated cluster."""
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text(generate_yaml([("rack", 2), ("host", 2)], GPU_NODE))
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n"
+        "  nodeSelector:\n    kubernetes.io/os: linux\n    kubernetes.io/arch: amd64\n"
+        "  containers:\n  - name: c\n    image: busybox\n"
+        "    resources:\n      requests:\n        cpu: 100m\n")
+    got = CliRunner().invoke(app, ["place", "-f", str(cluster), "-f", str(pod)])
+    assert got.exit_code == 0, got.output

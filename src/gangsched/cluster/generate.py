@@ -8,7 +8,9 @@ keys (``zone`` -> ``topology.kubernetes.io/zone``, ``host`` -> ``kubernetes.io/h
 
 Names and label values are deterministic and zero-padded, so lexical order is topology
 order: node ``node-z0-b1-r03-h07`` has rack label value ``z0-b1-r03``, unique in the cluster.
-The YAML text is built from strings (not ``yaml.dump``), which keeps 50k nodes fast.
+Every node also carries the labels the kubelet sets (``kubernetes.io/os: linux``,
+``kubernetes.io/arch: amd64``), which manifests commonly select on. The YAML text is
+built from strings (not ``yaml.dump``), which keeps 50k nodes fast.
 """
 
 from __future__ import annotations
@@ -34,6 +36,9 @@ WELL_KNOWN_KEYS = {
     "hostname": HOSTNAME_KEY,
 }
 TOPOLOGY_API_VERSION = "kueue.x-k8s.io/v1beta1"
+# the labels the kubelet puts on every node besides its hostname, which manifests select
+# on (``nodeSelector: {kubernetes.io/os: linux}``); a level of the same key wins
+KUBELET_LABELS = (("kubernetes.io/arch", "amd64"), ("kubernetes.io/os", "linux"))
 
 _NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
 _DNS_SUBDOMAIN = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
@@ -185,12 +190,14 @@ def _iter_nodes(
     combos: Iterator[tuple[str, ...]] = itertools.product(*(lv.tokens for lv in plan))
     if limit is not None:
         combos = itertools.islice(combos, limit)
+    taken = {lv.key for lv in plan} | {HOSTNAME_KEY}
+    kubelet = [(k, v) for k, v in KUBELET_LABELS if k not in taken]
     for combo in combos:
         path = "-".join(combo)
         name = f"{prefix}-{path}"
         labels = [(lv.key, "-".join(combo[: i + 1])) for i, lv in enumerate(plan) if not lv.is_host]
         labels.append((HOSTNAME_KEY, name))  # the host level, if any, is the last one
-        yield name, labels
+        yield name, labels + kubelet
 
 
 def node_count(levels: Sequence[tuple[str, int]]) -> int:
@@ -272,6 +279,7 @@ def generate_yaml(
     )
     label_keys = {lv.key: f"    {_yaml_str(lv.key)}: " for lv in plan}
     label_keys[HOSTNAME_KEY] = f"    {HOSTNAME_KEY}: "
+    label_keys.update((k, f"    {k}: ") for k, _ in KUBELET_LABELS if k not in label_keys)
     parts = [_topology_yaml(levels)] if topology else []
     for name, labels in _iter_nodes(plan, prefix, limit):
         label_text = "".join(f"{label_keys[k]}{_yaml_str(v)}\n" for k, v in labels)
