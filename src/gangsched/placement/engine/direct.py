@@ -89,11 +89,15 @@ class _Walk:
         facts, domains = self.facts, self.domains
         required = facts.required_levels(node)
         for level in domains.tiers(node):
-            within = () if level is None else tuple(lv for lv in required if lv is not level)
-            cands = domains.nested(node, level, lo, hi, within, sel, first=True)[0]
-            if not len(cands):
-                continue
-            c = cands[0]
+            if level is None and isinstance(node, PodSet):
+                # the parent's scope as it is, as Domains.nested gives it: placing is the check
+                c = domains.whole(lo, hi, sel)
+            else:
+                within = () if level is None else tuple(lv for lv in required if lv is not level)
+                cands = domains.nested(node, level, lo, hi, within, sel, first=True)[0]
+                if not len(cands):
+                    continue
+                c = cands[0]
             outer = domains.outer(node, c, (lo, hi, sel), spill)
             if isinstance(node, PodSet):
                 res = SetPlacement(node, c.lo, c.hi, outer, c, c.sel)

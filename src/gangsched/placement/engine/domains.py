@@ -231,6 +231,10 @@ class Domains:
         """The scope [lo, hi) itself (its selected nodes) as the one candidate: no domain."""
         return Candidates(np.array([lo]), np.array([hi]), _NO_DOMAIN, None, self.topo, sel)
 
+    def whole(self, lo: int, hi: int, sel: np.ndarray | None = None) -> Candidate:
+        """:meth:`scope`'s one candidate, built directly."""
+        return Candidate(lo, hi, None, int(_NO_DOMAIN[0]), self.topo, sel)
+
     def nested(
         self, node: TreeNode, level: Level | None, lo: int, hi: int,
         within: tuple[Level, ...] = (), sel: np.ndarray | None = None, first: bool = False,
