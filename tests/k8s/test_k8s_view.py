@@ -8,7 +8,7 @@ import pytest
 from k8s_fakes import pod_obj
 
 from gangsched.api.types import Pod
-from gangsched.k8s.api import NODES, PODS, VOLCANO_PODGROUPS, Kind
+from gangsched.k8s.api import NODES, PODS, VOLCANO_PODGROUPS, Kind, kueue_topology
 from gangsched.k8s.backend import ClusterView, KubeBackend, parse_object
 from gangsched.k8s.binder import UncertainBind
 from gangsched.k8s.cache import Delta
@@ -252,3 +252,27 @@ def test_deltas_applied_without_assembling_build_the_trees_once_asked() -> None:
     assert sorted(w.pods) == ["default/g-0", "default/g-1"]
     assert ("WorkloadAdded", "default/g") in rec.take()
     assert [n.name for n in backend.nodes()] == ["n1"]
+
+
+def topology_obj(api_version: str, name: str, *levels: str) -> Obj:
+    return {"apiVersion": api_version, "kind": "Topology", "metadata": {"name": name},
+            "spec": {"levels": [{"nodeLabel": lv} for lv in levels]}}
+
+
+def test_watched_topologies_give_the_chain_the_loader_would() -> None:
+    """A KAI Topology gives way to Kueue's; of nested Kueue chains the longest is the
+    chain; ``--topology`` levels win over all of them."""
+    kai = Kind("kai.scheduler", "v1alpha1", "topologies", "Topology", namespaced=False)
+    kueue = kueue_topology("v1beta1")
+    zone, block, rack, host = ("topology.kubernetes.io/zone", "gangsched.io/block",
+                               "gangsched.io/rack", "kubernetes.io/hostname")
+    deltas = [d(kai, topology_obj("kai.scheduler/v1alpha1", "fabric", block, rack)),
+              d(kueue, topology_obj("kueue.x-k8s.io/v1beta1", "a-racks", rack, host)),
+              d(kueue, topology_obj("kueue.x-k8s.io/v1beta1", "b-full", zone, block, rack,
+                                    host))]
+    view = ClusterView()
+    view.apply(deltas)
+    assert view.inputs().topology_levels == [zone, block, rack, host]
+    configured = ClusterView(levels=[rack, host])
+    configured.apply(deltas)
+    assert configured.inputs().topology_levels == [rack, host]

@@ -953,6 +953,15 @@ def within(part: Sequence[str], whole: Sequence[str]) -> bool:
     return all(level in rest for level in part)
 
 
+def takes_chain(chain: Sequence[str] | None, chain_kai: bool, levels: Sequence[str],
+                kai: bool) -> bool:
+    """Whether a Topology's ``levels`` (``kai``: a KAI one) become the chain of levels in
+    place of ``chain`` (``chain_kai``: from a KAI Topology): the first read; a Kueue one
+    over a KAI one; of two nested Kueue chains, the longer."""
+    return chain is None or (chain_kai and not kai) or (
+        not kai and not chain_kai and within(chain, levels))
+
+
 def _handle_topology(doc: Document, inputs: Inputs) -> None:
     """Kueue or KAI ``Topology``: ``spec.levels[].nodeLabel``, widest level first.
 
@@ -978,8 +987,7 @@ def _handle_topology(doc: Document, inputs: Inputs) -> None:
         if within(levels, chain):
             inputs.add_object(doc, topo)
             return
-    if chain is None or (inputs.topology_kai and not topo.kai) or (
-            not topo.kai and within(chain, levels)):
+    if takes_chain(chain, inputs.topology_kai, levels, topo.kai):
         inputs.topology_levels, inputs.topology_source = levels, source
         inputs.topology_kai = topo.kai
     inputs.add_object(doc, topo)

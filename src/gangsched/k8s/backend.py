@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
 from gangsched.api.errors import InputError
-from gangsched.api.loader import Inputs, within
+from gangsched.api.loader import Inputs, takes_chain
 from gangsched.api.types import Node, Pod
 from gangsched.frontends import assemble, load_object
 from gangsched.k8s.api import NODES, PODS, Kind, Obj
@@ -354,12 +354,9 @@ class ClusterView:
                 continue
             for kind, values in parsed.objects.items():
                 inputs.objects.setdefault(kind, []).extend(values)
-            if parsed.topology_levels is not None and (
-                    inputs.topology_levels is None
-                    or (inputs.topology_kai and not parsed.topology_kai)  # Kueue's win
-                    or (not self.levels and not inputs.topology_kai
-                        and not parsed.topology_kai  # the longest of nested Kueue chains
-                        and within(inputs.topology_levels, parsed.topology_levels))):
+            if parsed.topology_levels is not None and not self.levels and takes_chain(
+                    inputs.topology_levels, inputs.topology_kai, parsed.topology_levels,
+                    parsed.topology_kai):
                 inputs.topology_levels = parsed.topology_levels
                 inputs.topology_kai = parsed.topology_kai
             inputs.warnings.extend(parsed.warnings)
