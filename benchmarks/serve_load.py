@@ -67,12 +67,14 @@ def cluster_objects(nodes: int, pods: int, gang: int, cpu: str) -> list[dict[str
     return objects
 
 
-def _serve_api(objects: list[dict[str, Any]], conn: Any) -> None:
-    """Child process: a test API server holding ``objects`` until told to stop."""
+def _serve_api(shape: tuple[int, int, int, str], conn: Any) -> None:
+    """Child process: a test API server holding the objects of ``shape`` (nodes, pods,
+    gang, cpu) until told to stop. They are made here, not in the scheduler's process,
+    which holds only what it lists (a copy would be one more heap for its collector)."""
     from gangsched.testing.apiserver import TestAPIServer
 
     with TestAPIServer(port=0, seed=0, history=200_000) as srv:
-        srv.store.load(objects)
+        srv.store.load(cluster_objects(*shape))
         conn.send(srv.url)
         while True:
             msg = conn.recv()
@@ -99,10 +101,9 @@ def run(nodes: int, pods: int, gang: int, cpu: str, timeout: float) -> dict[str,
 
     logging.getLogger("gangsched").setLevel(logging.WARNING)
     t_gen = time.perf_counter()
-    objects = cluster_objects(nodes, pods, gang, cpu)
     ctx = mp.get_context("spawn")
     parent, child = ctx.Pipe()
-    proc = ctx.Process(target=_serve_api, args=(objects, child), daemon=True)
+    proc = ctx.Process(target=_serve_api, args=((nodes, pods, gang, cpu), child), daemon=True)
     proc.start()
     url = parent.recv()
     setup_s = time.perf_counter() - t_gen

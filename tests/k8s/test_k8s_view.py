@@ -276,3 +276,32 @@ def test_watched_topologies_give_the_chain_the_loader_would() -> None:
     configured = ClusterView(levels=[rack, host])
     configured.apply(deltas)
     assert configured.inputs().topology_levels == [rack, host]
+
+
+def test_a_watched_workload_priority_class_sets_the_kueue_workloads_priority() -> None:
+    """The class is read from the watch as from a file: a Kueue pod group naming it takes
+    its value; a new value is taken when the class changes; with the class deleted the
+    workload is invalid (Kueue creates no Workload for it) and not scheduled."""
+    wpc = Kind("kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses", "WorkloadPriorityClass",
+               namespaced=False)
+
+    def cls(value: int, rv: str) -> Obj:
+        return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass",
+                "metadata": {"name": "high", "resourceVersion": rv}, "value": value}
+
+    pods = []
+    for i in range(2):
+        obj = pod_obj(f"p{i}")
+        obj["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": "q",
+                                     "kueue.x-k8s.io/pod-group-name": "g",
+                                     "kueue.x-k8s.io/priority-class": "high"}
+        obj["metadata"]["annotations"] = {"kueue.x-k8s.io/pod-group-total-count": "2"}
+        pods.append(d(PODS, obj))
+    view = ClusterView()
+    view.apply([d(NODES, node_obj("n1")), *pods, d(wpc, cls(500, "1"))])
+    assert view.workloads["default/g"].priority == 500
+    view.apply([d(wpc, cls(900, "2"), "MODIFIED")])
+    assert view.workloads["default/g"].priority == 900
+    view.apply([d(wpc, cls(900, "2"), "DELETED")])
+    w = view.workloads["default/g"]
+    assert w.tree is None and 'WorkloadPriorityClass "high" not found' in w.invalid

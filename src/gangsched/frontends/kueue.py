@@ -117,6 +117,8 @@ from gangsched.api.objects import (
 )
 from gangsched.api.types import Node, NodeRequirements, Pod, Toleration
 from gangsched.frontends.base import MAX_OBJECT_PODS, Contribution, Demand, FrontEnd
+from gangsched.frontends.kueue_priority import KIND as PRIORITY_KIND
+from gangsched.frontends.kueue_priority import PRIORITY_CLASS_LABEL, Priorities, class_label
 from gangsched.frontends.kueue_queues import KINDS as QUEUE_KINDS
 from gangsched.frontends.kueue_queues import Asked, Assigned, Queues
 from gangsched.frontends.networktopology import Origin
@@ -478,6 +480,7 @@ class KueueJob:
     uid: str | None = None
     min_parallelism: int | None = None
     origin: Origin = field(default_factory=Origin)
+    priority_class: str = ""  # the kueue.x-k8s.io/priority-class label
 
     @property
     def key(self) -> str:
@@ -501,6 +504,7 @@ class JobSet:
     queue: str = ""
     uid: str | None = None
     origin: Origin = field(default_factory=Origin)
+    priority_class: str = ""  # the kueue.x-k8s.io/priority-class label
 
     @property
     def key(self) -> str:
@@ -574,6 +578,10 @@ def _queue(meta: Mapping[str, Any]) -> str:
     return as_str(labels.get(QUEUE_LABEL), f"metadata.labels.{QUEUE_LABEL}")
 
 
+def _priority_class(meta: Mapping[str, Any]) -> str:
+    return class_label(as_mapping(meta.get("labels"), "metadata.labels"))
+
+
 def parse_job(obj: Mapping[str, Any], origin: Origin | None = None) -> KueueJob:
     name = object_name(obj, "Job")
     with about(f"Job/{name}"):
@@ -597,7 +605,7 @@ def parse_job(obj: Mapping[str, Any], origin: Origin | None = None) -> KueueJob:
                              f"{MAX_PODS:,} per Job", field="spec.parallelism")
         return KueueJob(name, as_str(meta.get("namespace"), "metadata.namespace") or "default",
                         spec, _queue(meta), as_str(meta.get("uid"), "metadata.uid") or None,
-                        minimum, origin or Origin(obj=f"Job/{name}"))
+                        minimum, origin or Origin(obj=f"Job/{name}"), _priority_class(meta))
 
 
 def _check_generated_names(jobset: str, rjob: str, replicas: int, job: JobTemplate,
@@ -662,7 +670,7 @@ def parse_jobset(obj: Mapping[str, Any], origin: Origin | None = None) -> JobSet
         check_groups([(r.name, r.replicas * r.spec.count, r.spec.request) for r in out])
         return JobSet(name, as_str(meta.get("namespace"), "metadata.namespace") or "default",
                       tuple(out), queue, as_str(meta.get("uid"), "metadata.uid") or None,
-                      origin or Origin(obj=f"JobSet/{name}"))
+                      origin or Origin(obj=f"JobSet/{name}"), _priority_class(meta))
 
 
 def _handle_job(doc: Document, inputs: Inputs) -> None:
@@ -840,11 +848,18 @@ def _pod_error(pod: Pod, origins: Mapping[str, Origin], message: str, at: str) -
 
 def _pod_group(name: str, namespace: str, pods: Sequence[Pod], origins: Mapping[str, Origin],
                levels: Sequence[str] | None, warnings: list[str],
-               queues: Queues | None = None) -> Workload:
+               queues: Queues | None = None, priorities: Priorities | None = None) -> Workload:
     key = f"{namespace}/{name}"
     workload = Workload(name=key, kind="Pod", tree=None,
                         priority=max((p.priority for p in pods), default=0))
     ordered = sorted(pods, key=lambda p: natural_key(p.name))
+    labelled = next((p for p in ordered if p.labels.get(PRIORITY_CLASS_LABEL)), None)
+    if priorities is not None and labelled is not None and labelled.labels.get(QUEUE_LABEL):
+        ranked = priorities.of(labelled.labels[PRIORITY_CLASS_LABEL], workload.priority)
+        if isinstance(ranked, InputError):
+            workload.invalid = _pod_error(labelled, origins, ranked.message, ranked.field or "")
+            return workload
+        workload.priority = ranked
     counts: dict[str, list[Pod]] = {}
     for pod in ordered:
         at = f"metadata.annotations.{POD_GROUP_TOTAL_COUNT}"
@@ -1065,10 +1080,17 @@ def _flavored(podsets: Sequence[_PodSetPods], pods: Sequence[Pod], assigned: Ass
 def _workload(kind: str, key: str, name: str, podsets: Sequence[_PodSetPods],
               pods: Sequence[Pod], origin: Origin, levels: Sequence[str] | None,
               warnings: list[str], owners: _Owners | None = None,
-              assigned: Assigned | str | None = None) -> Workload:
+              assigned: Assigned | str | None = None,
+              priority_class: tuple[Priorities, str] | None = None) -> Workload:
     """The Workload of a Job or JobSet; with ``assigned`` (queue objects in the inputs),
-    its flavors or why it waits, and then its levels were checked by the flavors."""
+    its flavors or why it waits, and then its levels were checked by the flavors; with
+    ``priority_class`` (the inputs' classes and the label's value), its priority from it."""
     priority = max((p.priority for p in pods), default=0)
+    if priority_class is not None:
+        ranked = priority_class[0].of(priority_class[1], priority)
+        if isinstance(ranked, InputError):
+            return Workload(name=key, kind=kind, tree=None, invalid=str(origin.locate(ranked)))
+        priority = ranked
     workload = Workload(name=key, kind=kind, tree=None, priority=priority, source=origin.where)
     if isinstance(assigned, str):
         workload.waiting = assigned
@@ -1163,6 +1185,7 @@ def build(inputs: Inputs) -> Contribution:
 
     levels = kueue_levels(inputs)
     queues = Queues.of(inputs)
+    priorities = Priorities(inputs)
     owners = _Owners({n.name: n for n in inputs.nodes}, out.claims)
     for job in jobs(inputs):
         every, created = job_pods(job, inputs.pods)
@@ -1185,7 +1208,7 @@ def build(inputs: Inputs) -> Contribution:
         out.workloads.append(_workload(
             "Job", job.key, job.name, [podset],
             [p for p in every if p.key not in left] if left else every, job.origin, levels,
-            out.warnings, assigned=assigned))
+            out.warnings, assigned=assigned, priority_class=(priorities, job.priority_class)))
         out.claimed.update(p.key for p in every)  # all: pods past the count are not scheduled
     for js in jobsets(inputs):
         per_job, created = jobset_pods(js, inputs.pods)
@@ -1215,7 +1238,7 @@ def build(inputs: Inputs) -> Contribution:
                                        r.exclusive if r.node_selector is None else "", mine))
         out.workloads.append(_workload(
             "JobSet", js.key, js.name, podsets, every, js.origin, levels, out.warnings, owners,
-            _assigned(queues, js.namespace, js.queue, podsets)))
+            _assigned(queues, js.namespace, js.queue, podsets), (priorities, js.priority_class)))
         out.claimed.update(p.key for p in every)
     groups: dict[tuple[str, str], list[Pod]] = {}
     for pod in inputs.pods:
@@ -1233,7 +1256,7 @@ def build(inputs: Inputs) -> Contribution:
                 replace(pod, annotations={**pod.annotations, POD_GROUP_TOTAL_COUNT: "1"}))
     for (namespace, name), members in groups.items():
         out.workloads.append(_pod_group(name, namespace, members, origins(), levels,
-                                        out.warnings, queues))
+                                        out.warnings, queues, priorities))
         out.claimed.update(p.key for p in members)
     return out
 
@@ -1242,7 +1265,7 @@ FRONT_END = FrontEnd(
     "kueue",
     (Kind("Job", (JOB_API_VERSION,), _handle_job, schema="batch.v1.Job"),
      Kind("JobSet", (JOBSET_API_VERSION,), _handle_jobset, schema="jobset.JobSet"),
-     *QUEUE_KINDS),
+     *QUEUE_KINDS, PRIORITY_KIND),
     build,
     demands,
 )

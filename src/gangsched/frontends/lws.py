@@ -83,6 +83,7 @@ from gangsched.api.objects import (
 from gangsched.api.types import Node, Pod
 from gangsched.frontends import kueue
 from gangsched.frontends.base import MAX_OBJECT_PODS, Contribution, Demand, FrontEnd
+from gangsched.frontends.kueue_priority import Priorities, class_label
 from gangsched.frontends.kueue_queues import Queues
 from gangsched.frontends.networktopology import Origin
 from gangsched.frontends.pods import identical, podset
@@ -139,6 +140,7 @@ class LeaderWorkerSet:
     exclusive: str = ""  # node label key of the exclusive-topology annotation
     subgroup_exclusive: str = ""
     queue: str = ""  # kueue.x-k8s.io/queue-name
+    priority_class: str = ""  # kueue.x-k8s.io/priority-class
     leader_request: kueue.TasRequest | None = None
     worker_request: kueue.TasRequest | None = None
     origin: Origin = field(default_factory=Origin)
@@ -314,6 +316,7 @@ def parse_lws(obj: Mapping[str, Any], origin: Origin | None = None) -> LeaderWor
             size=size, worker=worker, leader=leader, replicas=replicas,
             startup_policy=startup, restart_policy=restart, subgroups=policy,
             exclusive=exclusive, subgroup_exclusive=sub_exclusive, queue=queue,
+            priority_class=class_label(labels) if queue else "",
             leader_request=leader_request, worker_request=worker_request,
             origin=origin or Origin(obj=f"{KIND}/{name}"),
         )
@@ -550,6 +553,7 @@ def build(inputs: Inputs) -> Contribution:
     existing = {p.key: p for p in inputs.pods}
     levels = kueue.kueue_levels(inputs)
     queues = Queues.of(inputs)  # with them, the flavors check the levels
+    priorities = Priorities(inputs)
     for lws in leader_worker_sets(inputs):
         invalid = ""
         if lws.queue and queues is None:
@@ -563,7 +567,10 @@ def build(inputs: Inputs) -> Contribution:
             out.pods.extend(p for p in made if p.key not in existing)
             out.claimed.update(p.key for p in pods)
             key = f"{lws.namespace}/{lws.name}-{g}"
-            priority = max((p.priority for p in pods), default=0)
+            ranked = priorities.of(lws.priority_class, max((p.priority for p in pods), default=0))
+            if isinstance(ranked, InputError):
+                invalid = invalid or str(lws.origin.locate(ranked))
+            priority = ranked if isinstance(ranked, int) else 0
             if invalid:
                 out.workloads.append(Workload(key, KIND, None, invalid=invalid))
                 continue

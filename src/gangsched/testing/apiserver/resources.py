@@ -115,6 +115,8 @@ RESOURCES: list[Resource] = [
     R("kueue.x-k8s.io", "v1beta1", "resourceflavors", "ResourceFlavor", False),
     R("kueue.x-k8s.io", "v1beta1", "clusterqueues", "ClusterQueue", False, (), ("status",)),
     R("kueue.x-k8s.io", "v1beta1", "localqueues", "LocalQueue", True, (), ("status",)),
+    R("kueue.x-k8s.io", "v1beta1", "workloadpriorityclasses", "WorkloadPriorityClass", False,
+      ("wpc",)),
 ]
 """Everything the server serves. Groups are listed in discovery in this order."""
 
