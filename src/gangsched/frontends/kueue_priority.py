@@ -23,12 +23,11 @@ from dataclasses import dataclass
 from gangsched.api import schema
 from gangsched.api.errors import InputError
 from gangsched.api.loader import Document, Inputs, Kind
-from gangsched.api.objects import as_int, as_str
+from gangsched.api.objects import as_str
 
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 API_VERSIONS = ("kueue.x-k8s.io/v1beta1", "kueue.x-k8s.io/v1beta2")
 KIND_NAME = "WorkloadPriorityClass"
-INT32 = (-(1 << 31), (1 << 31) - 1)
 MAX_DESCRIPTION = 2048
 
 
@@ -39,19 +38,15 @@ class WorkloadPriorityClass:
 
 
 def _handle(doc: Document, inputs: Inputs) -> None:
-    if doc.obj.get("value") is None:
+    """The schema has checked the types (``value`` an int32)."""
+    value = doc.obj.get("value")
+    if value is None:
         raise doc.error("Required value", "value")
-    try:
-        value = as_int(doc.obj.get("value"), "value")
-    except InputError as err:
-        raise doc.locate(err) from None
-    if not INT32[0] <= value <= INT32[1]:
-        raise doc.error(f"must fit in 32 bits, not {value}", "value")
     description = doc.obj.get("description")
     if isinstance(description, str) and len(description) > MAX_DESCRIPTION:
         raise doc.error(f"may not be longer than {MAX_DESCRIPTION} characters", "description")
     inputs.claim(doc)
-    inputs.add_object(doc, WorkloadPriorityClass(doc.name, value))
+    inputs.add_object(doc, WorkloadPriorityClass(doc.name, int(value)))
 
 
 schema.define({
