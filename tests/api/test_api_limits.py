@@ -55,6 +55,22 @@ def test_too_large_files_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert error_of(path).field == "$GANGSCHED_MAX_INPUT_BYTES"
 
 
+def test_a_limit_beyond_memory_reads_files_and_stdin_as_they_are(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A limit is a bound, not an allocation: 1Ei (2**60 bytes) reads a small file, and a
+    file past the chunk size whole."""
+    monkeypatch.setenv(loader.MAX_INPUT_ENV, "1Ei")
+    path = write(tmp_path, NODE.format(name="n1"))
+    assert [n.name for n in load([path]).nodes] == ["n1"]
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(NODE.format(name="n2").encode())))
+    assert [n.name for n in load([Path("-")]).nodes] == ["n2"]
+    monkeypatch.setattr(loader, "_CHUNK", 64)
+    many = write(tmp_path, "---\n".join(NODE.format(name=f"n{i}") for i in range(20)), "m.yaml")
+    assert len(load([many]).nodes) == 20
+    monkeypatch.setenv(loader.MAX_INPUT_ENV, "100")
+    assert "the limit is 100 bytes" in error_of(many).message
+
+
 def test_binary_input_is_one_error(tmp_path: Path) -> None:
     path = tmp_path / "bin.yaml"
     path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")

@@ -47,7 +47,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 import yaml
@@ -1046,6 +1046,24 @@ def _too_big(size: int | str, limit: int, file: str) -> InputError:
         f"${MAX_INPUT_ENV}, e.g. to 1Gi, to read larger files)", file=file)
 
 
+_CHUNK = 1 << 24
+
+
+def _read_at_most(stream: BinaryIO, limit: int) -> bytes:
+    """Up to ``limit + 1`` bytes of ``stream`` (one more than allowed tells it is too
+    large), read in chunks: ``read(limit + 1)`` would allocate the whole limit first, and a
+    limit raised to ``1Ei`` cannot be allocated."""
+    chunks: list[bytes] = []
+    left = limit + 1
+    while left > 0:
+        chunk = stream.read(min(left, _CHUNK))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
 def _read(path: str) -> str:
     limit = max_input_bytes()
     name = "<stdin>" if path == "-" else path
@@ -1053,7 +1071,7 @@ def _read(path: str) -> str:
         if path == "-":
             if sys.stdin is None:  # started with it closed (`<&-`)
                 raise InputError("cannot read file: standard input is closed", file=name)
-            data = sys.stdin.buffer.read(limit + 1) if hasattr(sys.stdin, "buffer") else (
+            data = _read_at_most(sys.stdin.buffer, limit) if hasattr(sys.stdin, "buffer") else (
                 sys.stdin.read(limit + 1).encode("utf-8", "surrogateescape"))
             if len(data) > limit:
                 raise _too_big(f"more than {limit:,} bytes", limit, name)
@@ -1062,7 +1080,7 @@ def _read(path: str) -> str:
             if size > limit:
                 raise _too_big(size, limit, name)
             with open(path, "rb") as handle:
-                data = handle.read(limit + 1)
+                data = _read_at_most(handle, limit)
             if len(data) > limit:
                 raise _too_big(f"more than {limit:,} bytes", limit, name)
         return data.decode("utf-8")
