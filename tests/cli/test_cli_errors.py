@@ -322,6 +322,17 @@ def test_topology_option_keys_must_be_label_keys(keys: str, run: Run, tmp_path: 
     assert_one_line_error(result, "--topology", "invalid label key")
 
 
+@pytest.mark.parametrize("command", ["place", "validate", "explain", "cluster show"])
+def test_a_bad_topology_option_is_an_error_even_when_a_topology_object_wins(
+        command: str, run: Run) -> None:
+    """The inputs' Topology object wins over --topology; an invalid option was then
+    ignored without a word (exit 0), as if it had been valid."""
+    words = command.split() + (["sample-0"] if command == "explain" else [])
+    result = run(*words, "-f", EXAMPLES / "cluster-small.yaml", "-f",
+                 EXAMPLES / "kthena-2p2d.yaml", "--topology", "example.com/rack,example.com/rack")
+    assert_one_line_error(result, "--topology", "given twice")
+
+
 # -- bounded expansion: the pods controllers would create, over one load --------------------
 
 _POD = "containers: [{name: c, image: x, resources: {requests: {cpu: 100m}}}]"

@@ -90,11 +90,12 @@ TOPOLOGY_OPTION = "--topology"  # where the levels come from, when from the opti
 def plan_levels(plan: Plan, topology_option: str | None) -> tuple[list[str] | None, str]:
     """Topology levels fixed by the inputs (a Topology object or HyperNodes), else by
     --topology, and where they come from; None lets the nodes' labels (and the
-    workloads' keys) decide."""
+    workloads' keys) decide. The option is checked even when the inputs' levels win."""
+    option = parse_topology_option(topology_option) if topology_option is not None else None
     if plan.levels is not None:
         return list(plan.levels), plan.levels_source
-    if topology_option is not None:
-        return parse_topology_option(topology_option), TOPOLOGY_OPTION
+    if option is not None:
+        return option, TOPOLOGY_OPTION
     return None, "well-known node labels"
 
 
@@ -112,11 +113,12 @@ def plan_chain(plan: Plan, topology_option: str | None) -> list[str]:
     from gangsched.cluster.topology import derive_levels
     from gangsched.gang import constraint_keys
 
+    fixed = plan_levels(plan, topology_option)[0]
     if (plan.levels is not None and topology_option is not None
             and plan.levels_source != TOPOLOGY_OPTION):
         warn("--topology ignored: the inputs define the topology")
     keys = constraint_keys(w.tree for w in plan.workloads)
-    return derive_levels(plan.nodes, keys, plan_levels(plan, topology_option)[0])
+    return derive_levels(plan.nodes, keys, fixed)
 
 
 def plan_state(plan: Plan, topology_option: str | None) -> ClusterState:
