@@ -165,6 +165,27 @@ def test_invalid_yaml_names_the_line(write_yaml: WriteYaml) -> None:
     assert "invalid YAML at line 12" in err.message
 
 
+@pytest.mark.parametrize(("value", "message"), [
+    ("!!timestamp 2001-99-99", "cannot read timestamp '2001-99-99': month must be in 1..12"),
+    ("!!timestamp 2001-02-30", "cannot read timestamp '2001-02-30': day is out of range"),
+    ("!!float abc", "cannot read float 'abc'"),
+    ("!!int abc", "cannot read int 'abc': not an integer"),
+    ("!!int 0x1_0", None),  # an integer: read, then refused by the schema (not a string)
+])
+def test_a_tagged_value_its_tag_cannot_read_is_invalid_yaml_at_its_line(
+        write_yaml: WriteYaml, value: str, message: str | None) -> None:
+    """PyYAML's constructors raise ValueError on these (a traceback, before)."""
+    for mode in ("strict", "warn"):  # the fast path and the aliases' path
+        path = write_yaml(f"apiVersion: v1\nkind: Node\nmetadata: {{name: {value}}}\n"
+                          + ("x: &a 1\ny: *a\n" if mode == "warn" else ""))
+        err = load_error(path, validate=mode)  # type: ignore[arg-type]
+        if message is None:
+            assert "metadata.name: must be a string, not an integer (16)" in str(err), str(err)
+        else:
+            assert err.message.startswith("invalid YAML at line 3, column 18: ") and \
+                message in err.message, err.message
+
+
 def test_tab_indentation_is_invalid_yaml(write_yaml: WriteYaml) -> None:
     path = write_yaml("apiVersion: v1\nkind: Node\nmetadata:\n\tname: n1\n")
     err = load_error(path)

@@ -21,7 +21,6 @@ on a corpus and on random mutations of manifests.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import re
 from collections.abc import Callable
@@ -89,8 +88,13 @@ def construct_int(constructor: Any, node: yaml.ScalarNode) -> int:
     text = node.value
     value = None
     if len(text) - text.count("_") <= MAX_INT_DIGITS + 2:  # a sign and a 0x prefix
-        with contextlib.suppress(ValueError):  # more decimal digits than Python reads
+        try:
             value = yaml.constructor.SafeConstructor.construct_yaml_int(constructor, node)
+        except ValueError as err:  # more decimal digits than Python reads, or no integer
+            if "limit" not in str(err):  # ``!!int abc``
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"cannot read int {text[:40]!r}: not an integer",
+                    node.start_mark) from None
     if value is None or value.bit_length() > _MAX_INT_BITS:
         raise yaml.constructor.ConstructorError(
             None, None, f"integer too large (more than {MAX_INT_DIGITS} digits)",

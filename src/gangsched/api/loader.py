@@ -185,6 +185,16 @@ class _Loader(_BaseLoader):
     def _error(problem: str, node: yaml.Node) -> yaml.constructor.ConstructorError:
         return yaml.constructor.ConstructorError(None, None, problem, node.start_mark)
 
+    def _construct(self, node: yaml.Node) -> Any:
+        """A tagged or resolved scalar (or set, pairs...), built by PyYAML's constructor;
+        a text its tag cannot read (``!!timestamp 2001-99-99``, ``!!float abc``) is an
+        error at its line, as a YAML error, not the constructor's ValueError."""
+        try:
+            return self.construct_object(node, deep=True)
+        except (ValueError, TypeError, OverflowError) as err:
+            tag = node.tag.rsplit(":", 1)[-1]
+            raise self._error(f"cannot read {tag} {_shown(node)}: {err}", node) from None
+
     def _too_deep(self, node: yaml.Node) -> yaml.constructor.ConstructorError:
         return self._error(f"nested deeper than {MAX_DEPTH} levels", node)
 
@@ -201,7 +211,7 @@ class _Loader(_BaseLoader):
         if tag == _SEQ and isinstance(node, yaml.SequenceNode):
             return [item.value if item.tag == _STR else self._build(item, depth + 1)
                     for item in node.value]
-        return self.construct_object(node, deep=True)
+        return self._construct(node)
 
     def _build_mapping(self, node: yaml.MappingNode, depth: int) -> dict[Any, Any]:
         result: dict[Any, Any] = {}
@@ -418,10 +428,18 @@ class _Loader(_BaseLoader):
         elif node.tag == _SEQ and isinstance(node, yaml.SequenceNode):
             value = [self._counted(item, depth + 1)[0] for item in node.value]
         else:
-            value = self.construct_object(node, deep=True)
+            value = self._construct(node)
         size = self._decoded - before
         self._memo[id(node)] = (value, size)
         return value, size
+
+
+def _shown(node: yaml.Node) -> str:
+    """A scalar's text, short, for a message; a collection's kind."""
+    if isinstance(node, yaml.ScalarNode):
+        text = str(node.value)
+        return repr(text if len(text) <= 40 else text[:40] + "...")
+    return "mapping" if isinstance(node, yaml.MappingNode) else "sequence"
 
 
 # integers beyond Python's int/text limit: a YAML error at their line, not a ValueError
