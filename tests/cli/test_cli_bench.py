@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
+import pytest
 from cli_helpers import Run, assert_one_line_error
 
 
@@ -116,6 +118,27 @@ def test_bench_place_e2e_times_place_in_a_child_process(run: Run, tmp_path: Path
     names = [t["name"] for t in data["timings"]]
     assert names == ["python", "typer+rich", "help", "place"]
     assert json.loads(out.read_text())["admitted"] == 5
+
+
+def test_bench_place_e2e_raises_the_input_limit_for_its_own_files(
+        run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its generated files may exceed the input limit (100,000 gangs: 144 MB); the child
+    place failed on them, and the failure was a RuntimeError traceback."""
+    monkeypatch.setenv("GANGSCHED_MAX_INPUT_BYTES", "2000")  # below the 200 nodes' file
+    result = run("bench", "place-e2e", "--nodes", "200", "--gangs", "5", "--repeat", "1",
+                 "-o", "json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["admitted"] == 5
+
+
+def test_a_failing_child_is_one_line() -> None:
+    from gangsched.api.errors import GangschedError
+    from gangsched.bench.place_e2e import _succeeded, time_command
+
+    with pytest.raises(GangschedError, match=r"^place x\.yaml exited 3: boom$"):
+        time_command([sys.executable, "-c",
+                      "import sys; print('boom', file=sys.stderr); sys.exit(3)",
+                      "place", "x.yaml"], _succeeded)
 
 
 def test_bench_place_e2e_reads_volcano_pod_groups(tmp_path: Path) -> None:

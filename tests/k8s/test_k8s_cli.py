@@ -53,6 +53,26 @@ def test_a_bad_kubeconfig_is_one_line(tmp_path: Path) -> None:
     assert len(lines) == 1 and lines[0].startswith("error: cannot load Kubernetes configuration")
 
 
+@pytest.mark.parametrize(("text", "problem"), [
+    ("a: [\n", "invalid YAML at line 2, column 1"),
+    ("- 1\n- 2\n", "not a kubeconfig file"),
+    ("k: " + "[" * 5000 + "]" * 5000 + "\n", "nested too deep"),
+])
+def test_a_kubeconfig_that_is_not_one_is_one_line(tmp_path: Path, text: str,
+                                                  problem: str) -> None:
+    """The official loader fails inside on these (a RecursionError, a TypeError, a YAML
+    error): one line naming the file, not a traceback."""
+    pytest.importorskip("kubernetes")
+    path = tmp_path / "kubeconfig"
+    path.write_text(text)
+    result = CliRunner().invoke(app(), ["serve", "--kubeconfig", str(path),
+                                        "--metrics-port", "-1"])
+    assert result.exit_code == 1, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        f"error: cannot load Kubernetes configuration ({path}): {problem}"), lines
+
+
 def test_lease_timings_are_checked() -> None:
     result = CliRunner().invoke(app(), ["serve", "--renew-deadline", "20"])
     assert result.exit_code == 1

@@ -29,6 +29,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+import yaml
+
 from gangsched.api.errors import GangschedError
 from gangsched.k8s import keepalive
 from gangsched.k8s.api import PODS, Kind, KubeError, Obj, Resources
@@ -383,9 +385,21 @@ def connect(kubeconfig: str | None = None, *, context: str | None = None,
         else:
             k8s_config.load_kube_config(config_file=kubeconfig, context=context,
                                         client_configuration=cfg)
-    except (k8s_config.ConfigException, OSError, ValueError, TypeError) as err:
+    except (k8s_config.ConfigException, OSError, ValueError, TypeError, AttributeError,
+            RecursionError, yaml.YAMLError) as err:
+        # the official loader reads the file with yaml.safe_load and walks what it got: a
+        # file nested too deep, not YAML, or of the wrong shape fails inside it
         where = kubeconfig or os.environ.get("KUBECONFIG") or "~/.kube/config"
-        raise GangschedError(f"cannot load Kubernetes configuration ({where}): {err}") \
+        problem = str(err).splitlines()[0] if str(err) else type(err).__name__
+        if isinstance(err, RecursionError):
+            problem = "nested too deep"
+        elif isinstance(err, yaml.MarkedYAMLError) and err.problem_mark is not None:
+            mark = err.problem_mark
+            problem = f"invalid YAML at line {mark.line + 1}, column {mark.column + 1}: " \
+                f"{err.problem}"
+        elif isinstance(err, (TypeError, AttributeError)):
+            problem = f"not a kubeconfig file ({problem})"
+        raise GangschedError(f"cannot load Kubernetes configuration ({where}): {problem}") \
             from None
     # urllib3 would retry GET/PUT/DELETE on 429/503 by itself, sleeping for Retry-After
     # and re-sending a write that may have applied: every retry is ours to decide. Only
