@@ -103,6 +103,13 @@ def test_bench_batch_compares_place_with_the_optimum_and_best_fit(run: Run) -> N
     assert set(data["totals"]) >= {"gangsched_gpus", "gangsched_pods", "best_fit_gpus"}
 
 
+@pytest.mark.parametrize("command", ["quality", "batch"])
+@pytest.mark.parametrize("limit", ["-1", "0", "nan"])
+def test_a_time_limit_must_be_positive(run: Run, command: str, limit: str) -> None:
+    assert_one_line_error(run("bench", command, "--instances", "1", "--time-limit", limit),
+                          "--time-limit")
+
+
 def test_bench_batch_rejects_an_unknown_node_count(run: Run) -> None:
     assert_one_line_error(run("bench", "batch", "--nodes", "100"), "--nodes")
 

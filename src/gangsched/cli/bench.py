@@ -224,6 +224,8 @@ def quality_cmd(
 
     if instances < 1:
         raise InputError("must be at least 1", field="--instances")
+    if not time_limit > 0:  # -1 and nan were passed on to HiGHS
+        raise InputError("must be positive", field="--time-limit")
     result = run_quality(instances, seed=seed, time_limit=time_limit)
     _emit(result, format_quality(result), output, output_file)
 
