@@ -186,6 +186,13 @@ def test_a_tagged_value_its_tag_cannot_read_is_invalid_yaml_at_its_line(
                 message in err.message, err.message
 
 
+def test_a_control_character_is_one_line_naming_its_place(write_yaml: WriteYaml) -> None:
+    path = write_yaml("apiVersion: v1\nkind: Node\nmetadata:\n  name: a\x00b\n")
+    err = load_error(path)
+    assert err.message == ("invalid YAML at character 46: unacceptable character #x0000: "
+                           "control characters are not allowed"), err.message
+
+
 def test_tab_indentation_is_invalid_yaml(write_yaml: WriteYaml) -> None:
     path = write_yaml("apiVersion: v1\nkind: Node\nmetadata:\n\tname: n1\n")
     err = load_error(path)

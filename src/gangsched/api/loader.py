@@ -1255,6 +1255,8 @@ def _yaml_error(err: yaml.YAMLError, file: str, index: int) -> InputError:
     problem = getattr(err, "problem", None) or str(err)
     context = getattr(err, "context", None)
     where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+    if isinstance(err, yaml.reader.ReaderError):  # its text ends with a second line
+        problem, where = str(err).splitlines()[0], f" at character {err.position + 1}"
     detail = f"{context}, {problem}" if context else problem
     return InputError(f"invalid YAML{where}: {detail}", file=file, doc=index)
 
