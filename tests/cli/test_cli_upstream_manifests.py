@@ -232,3 +232,51 @@ def test_a_kueue_workload_names_the_object_to_give_instead(run: Run, tmp_path: P
     assert_one_line_error(result, "for kind Workload (Kueue makes its Workload from the Job",
                           "--ignore-unknown skips it")
     assert run("validate", "--ignore-unknown", path).exit_code == 0
+
+
+_WPC_JOB = """\
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata:
+  name: sample-priority
+value: 10000
+description: "Sample priority"
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: sample-job
+  labels:
+    kueue.x-k8s.io/queue-name: user-queue
+    kueue.x-k8s.io/priority-class: CLASS
+spec:
+  parallelism: 3
+  completions: 3
+  template:
+    spec:
+      containers:
+      - name: dummy-job
+        image: registry.k8s.io/e2e-test-images/agnhost:2.53
+        resources:
+          requests:
+            cpu: 1
+            memory: "200Mi"
+      restartPolicy: Never
+"""
+
+
+def test_kueue_docs_workload_priority_class_job(run: Run, tmp_path: Path) -> None:
+    """Kueue's docs (concepts/workload_priority_class.md): the Job's workload takes the
+    class's value; a label naming no class leaves the Job invalid, exit 1, naming it."""
+    good = tmp_path / "good.yaml"
+    good.write_text(_WPC_JOB.replace("CLASS", "sample-priority"))
+    result = run("place", "-o", "json", EXAMPLES / "cluster-small.yaml", good)
+    assert result.exit_code == 0, result.output
+    [w] = json.loads(result.stdout)["workloads"]
+    assert (w["name"], w["status"], w["priority"]) == ("sample-job", "Admitted", 10000)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(_WPC_JOB.replace("CLASS", "nope"))
+    result = run("place", EXAMPLES / "cluster-small.yaml", bad)
+    assert result.exit_code == 1
+    assert ('Job/sample-job: metadata.labels.kueue.x-k8s.io/priority-class: '
+            'WorkloadPriorityClass "nope" not found') in result.output

@@ -1080,17 +1080,16 @@ def _flavored(podsets: Sequence[_PodSetPods], pods: Sequence[Pod], assigned: Ass
 def _workload(kind: str, key: str, name: str, podsets: Sequence[_PodSetPods],
               pods: Sequence[Pod], origin: Origin, levels: Sequence[str] | None,
               warnings: list[str], owners: _Owners | None = None,
-              assigned: Assigned | str | None = None,
-              priority_class: tuple[Priorities, str] | None = None) -> Workload:
+              assigned: Assigned | str | None = None, priorities: Priorities | None = None,
+              priority_class: str = "") -> Workload:
     """The Workload of a Job or JobSet; with ``assigned`` (queue objects in the inputs),
-    its flavors or why it waits, and then its levels were checked by the flavors; with
-    ``priority_class`` (the inputs' classes and the label's value), its priority from it."""
-    priority = max((p.priority for p in pods), default=0)
-    if priority_class is not None:
-        ranked = priority_class[0].of(priority_class[1], priority)
-        if isinstance(ranked, InputError):
-            return Workload(name=key, kind=kind, tree=None, invalid=str(origin.locate(ranked)))
-        priority = ranked
+    its flavors or why it waits, and then its levels were checked by the flavors; its
+    priority from the WorkloadPriorityClass its label names (``priority_class``), if any."""
+    own = max((p.priority for p in pods), default=0)
+    ranked = own if priorities is None else priorities.of(priority_class, own)
+    if isinstance(ranked, InputError):
+        return Workload(name=key, kind=kind, tree=None, invalid=str(origin.locate(ranked)))
+    priority = ranked
     workload = Workload(name=key, kind=kind, tree=None, priority=priority, source=origin.where)
     if isinstance(assigned, str):
         workload.waiting = assigned
@@ -1208,7 +1207,8 @@ def build(inputs: Inputs) -> Contribution:
         out.workloads.append(_workload(
             "Job", job.key, job.name, [podset],
             [p for p in every if p.key not in left] if left else every, job.origin, levels,
-            out.warnings, assigned=assigned, priority_class=(priorities, job.priority_class)))
+            out.warnings, assigned=assigned, priorities=priorities,
+            priority_class=job.priority_class))
         out.claimed.update(p.key for p in every)  # all: pods past the count are not scheduled
     for js in jobsets(inputs):
         per_job, created = jobset_pods(js, inputs.pods)
@@ -1238,7 +1238,7 @@ def build(inputs: Inputs) -> Contribution:
                                        r.exclusive if r.node_selector is None else "", mine))
         out.workloads.append(_workload(
             "JobSet", js.key, js.name, podsets, every, js.origin, levels, out.warnings, owners,
-            _assigned(queues, js.namespace, js.queue, podsets), (priorities, js.priority_class)))
+            _assigned(queues, js.namespace, js.queue, podsets), priorities, js.priority_class))
         out.claimed.update(p.key for p in every)
     groups: dict[tuple[str, str], list[Pod]] = {}
     for pod in inputs.pods:

@@ -65,23 +65,23 @@ class Priorities:
         self.values = {c.name: c.value for c in inputs.objects.get(KIND_NAME, [])
                        if isinstance(c, WorkloadPriorityClass)}
 
-    def of(self, name: str, pods: int, at: str = "metadata.labels") -> int | InputError:
-        """The workload's priority: the value of the class ``name`` (the label's value,
-        read at ``at``), else (no label) ``pods``, its pods' priority; an error when the
-        class named is not in the inputs."""
+    def of(self, name: str, pods: int) -> int | InputError:
+        """The workload's priority: the value of the class ``name`` (the label's value on
+        the object's ``metadata.labels``), else (no label) ``pods``, its pods' priority; an
+        error when the class named is not in the inputs."""
         if not name:
             return pods
         value = self.values.get(name)
         if value is None:
             return InputError(f'WorkloadPriorityClass "{name}" not found: Kueue creates no '
                               "Workload for it until the class exists",
-                              field=f"{at}.{PRIORITY_CLASS_LABEL}")
+                              field=f"metadata.labels.{PRIORITY_CLASS_LABEL}")
         return value
 
 
-def class_label(labels: Mapping[str, object], at: str = "metadata.labels") -> str:
-    """The label's value in ``labels`` (an object's, read at ``at``); "" without one."""
-    return as_str(labels.get(PRIORITY_CLASS_LABEL), f"{at}.{PRIORITY_CLASS_LABEL}")
+def class_label(labels: Mapping[str, object]) -> str:
+    """The label's value in an object's ``metadata.labels``; "" without one."""
+    return as_str(labels.get(PRIORITY_CLASS_LABEL), f"metadata.labels.{PRIORITY_CLASS_LABEL}")
 
 
 __all__ = ["KIND", "PRIORITY_CLASS_LABEL", "Priorities", "WorkloadPriorityClass", "class_label"]
