@@ -77,3 +77,40 @@ def test_lease_timings_are_checked() -> None:
     result = CliRunner().invoke(app(), ["serve", "--renew-deadline", "20"])
     assert result.exit_code == 1
     assert "need 0 < retry_period < renew_deadline < lease_duration" in result.output
+
+
+@pytest.mark.parametrize(("args", "line"), [
+    (["--log-level", "bogus"],
+     "error: --log-level 'bogus': must be one of debug, info, warning, error"),
+    (["--metrics-port", "70000"], "error: --metrics-port 70000: must be a TCP port "
+     "(0-65535; 0: any free port, -1: none)"),
+    (["--metrics-port", "-2"], "error: --metrics-port -2: must be a TCP port "
+     "(0-65535; 0: any free port, -1: none)"),
+    (["--events-qps", "0"], "error: --events-qps 0.0: must be a positive number"),
+    (["--events-qps", "nan"], "error: --events-qps nan: must be a positive number"),
+    (["--events-qps", "inf"], "error: --events-qps inf: must be a positive number"),
+    (["--scheduler-name", ""], "error: --scheduler-name '': must not be empty"),
+    (["--scheduler-name", "a\nb"], "error: --scheduler-name 'a\\nb': a lowercase RFC 1123"),
+    (["--lease-name", "Bad_Name!"], "error: --lease-name 'Bad_Name!': a lowercase RFC 1123"),
+    (["--lease-namespace", "a.b"], "error: --lease-namespace 'a.b': must not contain dots"),
+    (["--identity", "a\nb"], "error: --identity 'a\\nb': must be a non-empty line"),
+    (["--lease-duration", "inf"], "error: lease timings: lease timings must be finite"),
+    (["--retry-period", "nan"], "error: lease timings: lease timings must be finite"),
+])
+def test_a_flag_that_cannot_work_is_one_line_before_connecting(
+        tmp_path: Path, args: list[str], line: str) -> None:
+    """Refused before anything connects (the kubeconfig here does not exist, so reaching
+    the connection would fail differently)."""
+    result = CliRunner().invoke(app(), ["serve", "--kubeconfig", str(tmp_path / "none"),
+                                        *args])
+    assert result.exit_code == 1, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(line), lines
+
+
+def test_a_log_level_from_the_environment_is_checked_too(tmp_path: Path) -> None:
+    result = CliRunner(env={"GANGSCHED_LOG_LEVEL": "loud"}).invoke(
+        app(), ["serve", "--kubeconfig", str(tmp_path / "none")])
+    assert result.exit_code == 1
+    assert result.output.strip() == ("error: GANGSCHED_LOG_LEVEL 'loud': must be one of "
+                                     "debug, info, warning, error")

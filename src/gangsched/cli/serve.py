@@ -7,15 +7,50 @@ runs, so ``gangsched --help`` works without the ``k8s`` extra.
 
 from __future__ import annotations
 
+import math
+import os
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from gangsched.api import names
 from gangsched.api.errors import GangschedError
 from gangsched.cli.common import TopologyOption, VerboseOption, parse_topology_option
 
 INSTALL_HINT = "gangsched serve needs the Kubernetes client: pip install 'gangsched[k8s]'"
+
+
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+def check_flags(*, scheduler_name: str, lease_name: str, lease_namespace: str,
+                identity: str | None, metrics_port: int, events_qps: float,
+                log_level: str) -> None:
+    """One line for the first flag a cluster would refuse or that cannot work, before
+    anything connects: the names as the API server validates them (a pod's
+    spec.schedulerName and a Lease's name are DNS-1123 subdomains, its namespace a
+    DNS-1123 label), a TCP port, a positive finite write rate, a known log level."""
+    for flag, value, check in (
+            ("--scheduler-name", scheduler_name, names.dns1123_subdomain),
+            ("--lease-name", lease_name, names.dns1123_subdomain),
+            ("--lease-namespace", lease_namespace, names.dns1123_label)):
+        problems = check(value) if value else ("must not be empty",)
+        if problems:
+            raise GangschedError(f"{flag} {value!r}: {names.first(problems)}")
+    if identity is not None and (not identity or not identity.isprintable()):
+        raise GangschedError(f"--identity {identity!r}: must be a non-empty line of "
+                             "printable characters")
+    if not -1 <= metrics_port <= 65535:
+        raise GangschedError(f"--metrics-port {metrics_port}: must be a TCP port "
+                             "(0-65535; 0: any free port, -1: none)")
+    if not (math.isfinite(events_qps) and events_qps > 0):
+        raise GangschedError(f"--events-qps {events_qps}: must be a positive number")
+    for source, level in (("--log-level", log_level),
+                          ("GANGSCHED_LOG_LEVEL", os.environ.get("GANGSCHED_LOG_LEVEL"))):
+        if level is not None and level.lower() not in LOG_LEVELS:
+            raise GangschedError(f"{source} {level!r}: must be one of "
+                                 f"{', '.join(LOG_LEVELS)}")
 
 
 def serve_cmd(
@@ -111,6 +146,9 @@ def serve_cmd(
     levels = parse_topology_option(topology) if topology is not None else None
     if (tls_cert_file is None) != (tls_key_file is None):
         raise GangschedError("--tls-cert-file and --tls-private-key-file go together")
+    check_flags(scheduler_name=scheduler_name, lease_name=lease_name,
+                lease_namespace=lease_namespace, identity=identity,
+                metrics_port=metrics_port, events_qps=events_qps, log_level=log_level)
     try:
         from gangsched.k8s.leader import LeaseConfig
         from gangsched.k8s.serve import ServeConfig, serve

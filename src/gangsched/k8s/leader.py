@@ -28,6 +28,8 @@ from gangsched.k8s.api import LEASES, KubeAPI, KubeError, Obj
 
 log = logging.getLogger("gangsched.k8s.leader")
 
+MAX_LEASE_SECONDS = 2**31 - 1  # leaseDurationSeconds is an int32
+
 
 def micro_time(t: float | None = None) -> str:
     """``metav1.MicroTime`` text: RFC 3339 with microseconds, UTC."""
@@ -47,6 +49,14 @@ class LeaseConfig:
     def __post_init__(self) -> None:
         if not self.identity:
             raise ValueError("leader election needs an identity")
+        if not all(math.isfinite(t) for t in (self.retry_period, self.renew_deadline,
+                                               self.lease_duration)):
+            raise ValueError("lease timings must be finite numbers of seconds, got "
+                             f"{self.retry_period}, {self.renew_deadline}, "
+                             f"{self.lease_duration}")
+        if self.lease_duration > MAX_LEASE_SECONDS:
+            raise ValueError(f"lease_duration must be at most {MAX_LEASE_SECONDS} seconds "
+                             "(leaseDurationSeconds is an int32)")
         if not 0 < self.retry_period < self.renew_deadline < self.lease_duration:
             raise ValueError("need 0 < retry_period < renew_deadline < lease_duration, got "
                              f"{self.retry_period}, {self.renew_deadline}, "
