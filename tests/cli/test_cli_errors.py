@@ -224,6 +224,36 @@ def test_a_full_disk_on_stdout_is_one_line(args: tuple[str | Path, ...]) -> None
         "error: cannot write the output: No space left on device"], done.stderr
 
 
+@pytest.mark.parametrize("args", [
+    ("validate", CLUSTER),
+    ("place", CLUSTER, EXAMPLES / "workload-gang.yaml"),
+    ("cluster", "show", CLUSTER),
+    ("cluster", "generate", "--levels", "zone=2,host=2"),
+    ("--help",),
+    ("place", "--help"),
+], ids=["validate", "place", "cluster show", "cluster generate", "help", "place help"])
+def test_a_closed_stdout_is_one_line(args: tuple[str | Path, ...]) -> None:
+    """``gangsched ... >&-``: the output cannot go anywhere, so it is an error (as for
+    ``ls >&-``), not a silent exit 0 nor a traceback."""
+    done = subprocess.run([sys.executable, "-m", "gangsched.cli.main", *map(str, args)],
+                          stdout=None, stderr=subprocess.PIPE, text=True, timeout=120,
+                          check=False, env={**os.environ, "COLUMNS": "200"},
+                          preexec_fn=lambda: os.close(1))
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.splitlines() == [
+        "error: cannot write the output: standard output is closed"], done.stderr
+
+
+def test_a_closed_stdout_does_not_matter_when_nothing_is_printed(tmp_path: Path) -> None:
+    out = tmp_path / "nodes.yaml"
+    done = subprocess.run([sys.executable, "-m", "gangsched.cli.main", "cluster",
+                           "generate", "--levels", "zone=2,host=2", "--output-file", str(out)],
+                          stdout=None, stderr=subprocess.PIPE, text=True, timeout=120,
+                          check=False, preexec_fn=lambda: os.close(1))
+    assert done.returncode == 0, done.stderr
+    assert out.read_text().count("kind: Node") == 4
+
+
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
 def test_an_output_file_on_a_full_disk_is_one_line(run: Run) -> None:
     result = run("cluster", "generate", "--levels", "zone=2,host=2", "--output-file",

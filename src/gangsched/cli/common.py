@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import functools
+import io
 import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
@@ -182,6 +183,8 @@ def _one_line_errors(run: Callable[..., Any], args: Sequence[str] | None,
     exit status 2, like input errors (exit 1), not a box."""
     if not standalone_mode:
         return run(args, prog_name, complete_var, standalone_mode=False, **extra)
+    if sys.stdout is None:  # started with stdout closed (`>&-`): writing is an error
+        sys.stdout = _ClosedStdout()
     try:
         code = run(args, prog_name, complete_var, standalone_mode=False, **extra)
     except NoArgsIsHelpError as exc:  # the help was printed; say nothing more
@@ -191,6 +194,12 @@ def _one_line_errors(run: Callable[..., Any], args: Sequence[str] | None,
         sys.exit(exc.exit_code)
     except typer.Abort:
         error("aborted")
+        sys.exit(1)
+    except OSError as exc:  # the help or a usage text could not be written
+        if exc.filename is not None or exc.errno not in _OUTPUT_ERRORS:
+            raise
+        _drop_stdout()
+        error(f"cannot write the output: {exc.strerror or exc}")
         sys.exit(1)
     sys.exit(code if isinstance(code, int) else 0)
 
@@ -249,8 +258,19 @@ def handle_errors(func: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
-_OUTPUT_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
-"""Errors of a write that name no file: stdout (``> file``) on a full or broken disk."""
+_OUTPUT_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO,
+                            errno.EBADF})
+"""Errors of a write that name no file: stdout (``> file``) on a full or broken disk, or
+closed."""
+
+
+class _ClosedStdout(io.TextIOBase):
+    """Standard output when the process started without one: every write fails as a
+    write to a closed descriptor does (``ls >&-``: "write error: Bad file descriptor")
+    instead of vanishing."""
+
+    def write(self, _text: str) -> int:
+        raise OSError(errno.EBADF, "standard output is closed")
 
 
 def _drop_stdout() -> None:
