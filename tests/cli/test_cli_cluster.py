@@ -132,3 +132,18 @@ def test_show_rejects_bad_topology_option(run: Run, cluster_256: Path, tmp_path:
 
 def test_show_missing_file_is_one_line_error(run: Run, tmp_path: Path) -> None:
     assert_one_line_error(run("cluster", "show", "-f", tmp_path / "nope.yaml"), "nope.yaml")
+
+
+def test_show_sums_capacities_past_int64(run: Run, tmp_path: Path) -> None:
+    """Each node within the per-quantity limit (2**62), the cluster's sum beyond int64:
+    the total is exact, not wrapped to a negative number."""
+    big = str(2**62)
+    path = tmp_path / "nodes.yaml"
+    path.write_text(yaml.safe_dump_all([
+        {"apiVersion": "v1", "kind": "Node",
+         "metadata": {"name": f"big{i}", "labels": {"kubernetes.io/hostname": f"big{i}"}},
+         "status": {"allocatable": {"cpu": "1", "nvidia.com/gpu": big}}} for i in range(2)]))
+    result = run("cluster", "show", path)
+    assert result.exit_code == 0, result.output
+    assert f"gpu {2**63}/{2**63}" in result.stdout
+    assert f"gpu {big}/{big}" in result.stdout

@@ -87,3 +87,12 @@ def test_simulate_runs_every_policy_on_the_same_inputs_deterministically() -> No
     assert one.parameters["scheduler"]["backoff_initial"] == 30.0
     for a, b in zip(one.policies, two.policies, strict=True):
         assert deterministic(summarize(a, 300.0)) == deterministic(summarize(b, 300.0))
+
+
+def test_the_gpu_count_is_summed_past_int64() -> None:
+    from gangsched.sim.runner import empty_result
+    from gangsched.testing.builders import node
+
+    nodes = [node(f"n{i}", {"kubernetes.io/hostname": f"n{i}"}, gpu=2**62) for i in range(3)]
+    result = empty_result("s", 0, nodes, ["kubernetes.io/hostname"], RunConfig(horizon=60.0))
+    assert result.gpus == 3 * 2**62

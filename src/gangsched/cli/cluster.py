@@ -136,7 +136,7 @@ class _LevelStats:
     parent: np.ndarray  # int64 [D]
     starts: np.ndarray  # int64 [D]
     nodes: np.ndarray  # int64 [D]
-    alloc: np.ndarray  # int64 [R, D] over the shown resources
+    alloc: np.ndarray  # int64 [R, D] over the shown resources (Python ints past int64)
     free: np.ndarray  # int64 [R, D]
 
 
@@ -158,6 +158,8 @@ def _stats(state: ClusterState) -> _ClusterStats:
              if r in state.rindex]
     rows = np.array([i for i, _, _ in shown], dtype=np.int64)
     alloc, free = state.alloc[rows], state.free[rows]
+    if alloc.size and int(alloc.max()) * alloc.shape[1] >= 2**63:  # sums beyond int64
+        alloc, free = alloc.astype(object), free.astype(object)
     levels = [
         _LevelStats(
             name=level_name(lv.key),

@@ -21,7 +21,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 
-import numpy as np
 
 from gangsched.api.types import Node
 from gangsched.cluster.topology import build_topology
@@ -279,7 +278,7 @@ def simulate(scenario: str, seed: int, nodes: Sequence[Node], levels: Sequence[s
 def empty_result(scenario: str, seed: int, nodes: Sequence[Node], levels: Sequence[str],
                  config: RunConfig, parameters: dict[str, object] | None = None) -> SimResult:
     """The result of one seed, before any policy ran."""
-    gpus = float(np.sum([n.allocatable.get(config.gpu_resource, 0) for n in nodes]))
+    gpus = sum(n.allocatable.get(config.gpu_resource, 0) for n in nodes)  # past int64
     sched = config.scheduler or sim_scheduler_config(levels)
     knobs = {k: v for k, v in vars(sched).items() if k != "levels"}
     return SimResult(scenario=scenario, seed=seed, horizon=config.horizon, nodes=len(nodes),
