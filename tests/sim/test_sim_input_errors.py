@@ -110,7 +110,7 @@ def test_a_bad_gzip_trace_is_one_line_error(tmp_path: Path, data: bytes,
 
 def test_a_gzip_bomb_is_refused_before_it_fills_memory(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import gangsched.sim.trace as trace_mod
+    import gangsched.sim.textfile as trace_mod
 
     monkeypatch.setattr(trace_mod, "MAX_TEXT_BYTES", 1 << 20)
     message = trace_error(tmp_path, gzip.compress(b" " * (4 << 20)))
@@ -310,7 +310,7 @@ def test_a_required_level_no_node_carries_is_an_error(tmp_path: Path) -> None:
 def test_a_plain_trace_over_the_limit_is_refused_before_it_fills_memory(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Only gzip input was bounded: ``--trace /dev/zero`` read until a MemoryError."""
-    import gangsched.sim.trace as trace_mod
+    import gangsched.sim.textfile as trace_mod
 
     monkeypatch.setattr(trace_mod, "MAX_TEXT_BYTES", 1 << 20)
     message = trace_error(tmp_path, b" " * (2 << 20))

@@ -5,13 +5,12 @@ line and the column."""
 from __future__ import annotations
 
 import csv
-import io
 import math
 import re
 from pathlib import Path
 
 from gangsched.api.errors import InputError
-from gangsched.sim.trace import read_text
+from gangsched.sim.textfile import read_lines
 
 MAX_ROWS = 1_000_000  # lines of one file (the largest published one has 23,872)
 
@@ -21,8 +20,7 @@ def rows(path: Path, columns: tuple[str, ...], what: str
     """The rows of a CSV file with a header (gzip-compressed or not), with the line each
     starts on; the header must name ``columns``, and at least one row follow (``what``
     the rows are, for the error)."""
-    text = read_text(path)
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    reader = csv.reader(read_lines(path), strict=True)
     line = 1
     try:
         header = next(reader, None)

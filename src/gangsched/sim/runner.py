@@ -21,7 +21,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 
-
 from gangsched.api.types import Node
 from gangsched.cluster.topology import build_topology
 from gangsched.gang import Group, PodSet, scheduling_units

@@ -31,10 +31,11 @@ nodes for the engine).
 Limits (larger values are mistakes, reported as errors): ``arrival`` and ``duration`` at
 most :data:`MAX_SECONDS` (ten years), at most :data:`MAX_PODS` pods per line and
 :data:`MAX_TRACE_PODS` per trace (counted before any is built), at most :data:`MAX_LINES`
-lines and :data:`MAX_TEXT_BYTES` bytes (gzip-compressed or not), ``priority`` a 32-bit
-integer (as Kubernetes'), names as long as Kubernetes allows and node selectors of valid
-label keys and values. A key repeated in a JSON object is an error (JSON would keep the
-last one silently). Every error is one line naming the file, the line and the field.
+lines and the sizes :mod:`gangsched.sim.textfile` allows (gzip-compressed or not),
+``priority`` a 32-bit integer (as Kubernetes'), names as long as Kubernetes allows and
+node selectors of valid label keys and values. A key repeated in a JSON object is an
+error (JSON would keep the last one silently). Every error is one line naming the file,
+the line and the field.
 """
 
 from __future__ import annotations
@@ -42,8 +43,7 @@ from __future__ import annotations
 import json
 import math
 import re
-import zlib
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,6 +55,7 @@ from gangsched.api.types import NodeRequirements, Pod
 from gangsched.cluster.generate import level_key
 from gangsched.gang import Constraint, Group, PodSet, validate
 from gangsched.model import Workload
+from gangsched.sim.textfile import read_lines
 
 _NAME = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
 _LINE_FIELDS = frozenset(
@@ -515,21 +516,6 @@ def read_trace(lines: Iterable[str], file: str = "<trace>",
     return items
 
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
-
-
-def text_lines(text: str) -> Iterator[str]:
-    """The lines of ``text``, one at a time, split at ``\\n``, ``\\r\\n`` and ``\\r`` only
-    (``str.splitlines`` also splits at U+2028 and others, which JSON allows raw inside a
-    string, and builds the whole list at once)."""
-    start = 0
-    for m in _LINE_BREAK.finditer(text):
-        yield text[start:m.start()]
-        start = m.end()
-    if start < len(text):
-        yield text[start:]
-
-
 class _Repeated(ValueError):
     def __init__(self, key: str) -> None:
         super().__init__(key)
@@ -557,65 +543,7 @@ def check(item: TraceItem, levels: Sequence[str] = ()) -> None:
 
 def load_trace(path: str | Path, levels: Sequence[str] | None = None) -> list[TraceItem]:
     """Read a JSON Lines trace file."""
-    text = read_text(path)
-    return read_trace(text_lines(text), str(path), levels)
-
-
-def read_text(path: str | Path) -> str:
-    """A UTF-8 text file's contents, gzip-compressed or not; a missing file, a directory,
-    a damaged gzip file, one larger than :data:`MAX_TEXT_BYTES` (as it is, or
-    decompressed), or bytes that are not UTF-8 (with the line they are on) are one-line
-    errors naming the file."""
-    try:
-        with open(path, "rb") as handle:  # bounded: /dev/zero has no size to check first
-            data = handle.read(MAX_TEXT_BYTES + 1)
-    except FileNotFoundError:
-        raise InputError("file not found", file=str(path)) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, not a file", file=str(path)) from None
-    except OSError as err:
-        raise InputError(f"cannot read file: {err.strerror or err}", file=str(path)) from None
-    if len(data) > MAX_TEXT_BYTES:
-        raise InputError(f"is larger than the limit (more than {MAX_TEXT_BYTES:,} bytes)",
-                         file=str(path))
-    if data.startswith(_GZIP_MAGIC):
-        data = _gunzip(data, str(path))
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        line = data.count(b"\n", 0, err.start) + 1
-        raise InputError(f"not UTF-8 text (line {line}, byte {err.start + 1}: {err.reason})",
-                         file=str(path)) from None
-
-
-_GZIP_MAGIC = b"\x1f\x8b"
-MAX_TEXT_BYTES = 1 << 30
-"""Most bytes a gzip-compressed input may decompress to (1 GiB: a trace at every limit of
-:func:`read_trace` is far smaller; more is a mistake, or a decompression bomb)."""
-
-
-def _gunzip(data: bytes, file: str) -> bytes:
-    """A gzip file's contents (every member), at most :data:`MAX_TEXT_BYTES`."""
-    out: list[bytes] = []
-    size = 0
-    rest = data
-    try:
-        while rest:
-            unzip = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)  # a gzip member
-            chunk = unzip.decompress(rest, MAX_TEXT_BYTES - size + 1)
-            size += len(chunk)
-            if size > MAX_TEXT_BYTES:
-                raise InputError(f"decompresses to more than {MAX_TEXT_BYTES:,} bytes",
-                                 file=file)
-            out.append(chunk)
-            if not unzip.eof:
-                raise InputError("is a truncated gzip file", file=file)
-            rest = unzip.unused_data
-            if rest and not rest.startswith(_GZIP_MAGIC):
-                break  # trailing bytes after the last member, as gzip -d ignores them
-    except zlib.error as err:
-        raise InputError(f"is a damaged gzip file ({err})", file=file) from None
-    return b"".join(out)
+    return read_trace(read_lines(path), str(path), levels)
 
 
 # -- writing ----------------------------------------------------------------------------
