@@ -193,6 +193,13 @@ def test_timestamps_stay_strings() -> None:
     assert doc == {"t": "2026-01-02T03:04:05Z", "d": "2026-01-02"}
 
 
+def test_base_60_numbers_stay_strings() -> None:
+    """YAML 1.1 reads ``1:30`` as 90; Kubernetes' YAML (go-yaml) reads text, so
+    ``minMember: 1:30`` is a wrong type, not 90."""
+    [doc] = documents("a: 1:30\nb: -1:30\nc: 190:20:30.15\nd: 130\ne: 1.5\n")
+    assert doc == {"a": "1:30", "b": "-1:30", "c": "190:20:30.15", "d": 130, "e": 1.5}
+
+
 def test_repeated_keys_follow_the_mode(tmp_path: Path) -> None:
     text = NODE.format(name="n1") + "  name: n2\n"
     path = write(tmp_path, text)

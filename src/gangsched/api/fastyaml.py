@@ -33,15 +33,19 @@ MAX_NESTING = 60
 
 _STR = "tag:yaml.org,2002:str"
 _TIMESTAMP = "tag:yaml.org,2002:timestamp"
+_NUMBERS = frozenset({"tag:yaml.org,2002:int", "tag:yaml.org,2002:float"})
 
 
 @functools.lru_cache(maxsize=8192)
 def plain_scalar_tag(value: str) -> str:
     """The implicit tag of a plain scalar (``SafeLoader`` rules, except that timestamps
-    stay strings as in Kubernetes); values repeat a lot."""
+    and YAML 1.1's base-60 numbers such as ``1:30`` stay strings, as Kubernetes' YAML
+    reads them); values repeat a lot."""
     for tag, regexp in yaml.SafeLoader.yaml_implicit_resolvers.get(value[:1], ()):
         if regexp.match(value):
-            return _STR if tag == _TIMESTAMP else str(tag)
+            if tag == _TIMESTAMP or (":" in value and tag in _NUMBERS):
+                return _STR
+            return str(tag)
     return _STR
 
 # A plain scalar on one line: it starts with a character that is no YAML indicator (or
