@@ -265,8 +265,11 @@ INVALID = [
      "replicas (4) must equal totalPartitions x partitionSize (6)"),
     (_partition(totalPartitions=2, partitionSize=0),
      "spec.tasks[1].partitionPolicy.partitionSize", "0"),
+    # upstream defaults minAvailable to 3 x 2 and then refuses it as greater than replicas;
+    # the field to change is minPartitions
     (_partition(totalPartitions=2, partitionSize=2, minPartitions=3),
-     "spec.tasks[1].minAvailable", "greater than replicas (4)"),
+     "spec.tasks[1].partitionPolicy.minPartitions",
+     "minPartitions (3) is greater than totalPartitions (2)"),
     (_set("metadata.name", "a" * 64), "metadata.name", "63"),
     # the longest pod name counts: <54 a's>-worker-10 has 64 characters, -worker-1 only 63
     (lambda obj: (_set("metadata.name", "a" * 54)(obj), _set("spec.tasks.1.replicas", 11)(obj)),

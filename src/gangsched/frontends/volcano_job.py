@@ -171,7 +171,11 @@ def _partitions(value: object, path: str, replicas: int) -> Partitions | None:
     if replicas != total * size:
         raise InputError(f"replicas ({replicas}) must equal totalPartitions x partitionSize "
                          f"({total * size})", field=path)
-    return Partitions(total, size, int32_count(spec, "minPartitions", path),
+    minimum = int32_count(spec, "minPartitions", path)
+    if minimum > total:
+        raise InputError(f"minPartitions ({minimum}) is greater than totalPartitions "
+                         f"({total})", field=f"{path}.minPartitions")
+    return Partitions(total, size, minimum,
                       parse_network_topology(spec.get("networkTopology"),
                                              f"{path}.networkTopology"))
 
