@@ -194,3 +194,27 @@ def test_a_builtin_scenario_on_a_cluster_without_its_levels(run: Run, no_run: No
     assert result.exit_code == 0, result.output
     result = run("simulate", *SMALL, "--no-report", "--cluster", nodes)
     assert_one_line_error(result, "nodes.yaml", "--cluster", "gangsched.io/block", "disagg")
+
+
+@pytest.mark.parametrize("where", ["file", "under a file", "proc"])
+def test_an_out_dir_that_cannot_be_written_fails_before_the_run(
+        run: Run, no_run: None, tmp_path: Path, where: str) -> None:
+    """Tried for real before the run: /proc (writable by its mode bits for root) only
+    failed once every policy had run."""
+    blocker = tmp_path / "f"
+    blocker.write_text("")
+    target = {"file": blocker, "under a file": blocker / "out",
+              "proc": Path("/proc/gangsched-out")}[where]
+    if where == "proc" and not Path("/proc/self").exists():
+        pytest.skip("no /proc")
+    result = run("simulate", *SMALL, "-p", "gangsched", "--out-dir", target)
+    assert_one_line_error(result, "--out-dir")
+
+
+def test_an_out_dir_check_leaves_nothing_behind(tmp_path: Path) -> None:
+    """The check makes the missing directories and a file to see that it can, and
+    removes them again: the run makes them for real."""
+    from gangsched.cli.common import check_out_dir
+
+    check_out_dir(tmp_path / "a" / "b")
+    assert list(tmp_path.iterdir()) == []

@@ -330,19 +330,35 @@ def _file_mode(path: Path) -> int:
 
 def check_out_dir(path: Path, field: str = "--out-dir") -> None:
     """Fail before any work when ``path`` cannot become a directory of outputs: it is a
-    file, or its nearest existing parent is not a writable directory."""
-    if path.exists():
-        if not path.is_dir():
-            raise InputError(f"{path} exists and is not a directory", field=field)
-        at = path
-    else:
-        at = path.parent
-        while not at.exists() and at != at.parent:
-            at = at.parent
-        if not at.is_dir():
-            raise InputError(f"{at} is not a directory", field=field)
-    if not os.access(at, os.W_OK | os.X_OK):
-        raise InputError(f"{at} is not writable", field=field)
+    file, or a file cannot be made in it. Tried for real (the missing directories made,
+    a file created, all removed again): permission bits do not tell for root, nor for
+    file systems such as /proc."""
+    import tempfile
+
+    if path.exists() and not path.is_dir():
+        raise InputError(f"{path} exists and is not a directory", field=field)
+    missing = []
+    at = path
+    while not at.exists() and at != at.parent:
+        missing.append(at)
+        at = at.parent
+    if not at.is_dir():
+        raise InputError(f"{at} is not a directory", field=field)
+    made: list[Path] = []
+    try:
+        for directory in reversed(missing):
+            directory.mkdir()
+            made.append(directory)
+        fd, probe = tempfile.mkstemp(dir=path, prefix=".gangsched-probe-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as err:
+        raise InputError(f"cannot write in {path}: {err.strerror or err}",
+                         field=field) from None
+    finally:
+        for directory in reversed(made):
+            with contextlib.suppress(OSError):
+                directory.rmdir()
 
 
 class App(typer.Typer):
