@@ -317,30 +317,48 @@ class Lookahead:
         # and smallest pods first: they fill what is left on partly used nodes before the
         # gangs of whole-node pods need whole nodes
         trial(sorted(order, key=lambda i: (-prio[i], self.biggest[i], size(i), at[i])))
+        runs = _Runs(order, alike)  # of the best order: runs of alike workloads
         tried: set[int] = set()  # rejected workloads moved to the front
         dropped: set[int] = set()  # admitted workloads moved to the back
         cap = budget // 2  # the first round of moves to the front: half the budget
         progress = True
         while progress:
             progress = False
+            queue: list[int] = []  # rejected and not tried, the largest last
+            queued_for: list[int] | None = None
             while self.decisions + n <= cap:  # a rejected one to the front, largest first
-                left = [i for i in sorted(rejected, key=size) if i not in tried]
-                if not left:
+                if queued_for is not rejected:  # the best order changed
+                    queued_for, runs = rejected, runs.of(order)
+                    queue = [i for i in sorted(rejected, key=size) if i not in tried][::-1]
+                if not queue:
                     break
-                tried.add(left[0])
-                progress |= trial(_to_front(order, left[0], prio))
+                i = queue.pop()
+                tried.add(i)
+                k = runs.at[i]
+                if runs.start[k] <= runs.first_of(prio[i], prio):
+                    continue  # only alike ones ahead of it: the same order up to names
+                progress |= trial(_to_front(order, i, prio))
             cap = budget
             if not marks and self.decisions + n <= budget:  # the best order, marked
                 _, _, marks = self.run(order, every=every)
+            picks: list[int] = []  # admitted ones by fewest pods per share, the first last
+            picked_for: list[int] | None = None
             while marks:  # an admitted one to the back, fewest pods per share first
-                out = set(rejected)
-                pos = [k for k, i in enumerate(order)
-                       if i not in out and i not in dropped and self.weight[i] > 0
-                       and self.decisions + n - (k - k % every) <= budget]
-                if not pos:
+                if picked_for is not order:  # the best order changed
+                    picked_for, runs, out = order, runs.of(order), set(rejected)
+                    picks = sorted((k for k, i in enumerate(order) if i not in out
+                                    and i not in dropped and self.weight[i] > 0),
+                                   key=lambda k: (self.pods[order[k]] / self.weight[order[k]],
+                                                  -k), reverse=True)
+                # a trial from k decides n - (k - k % every) workloads: within the budget
+                while picks and self.decisions + n - (picks[-1] - picks[-1] % every) > budget:
+                    picks.pop()  # it only grows: never within the budget again
+                if not picks:
                     break
-                k = min(pos, key=lambda k: (self.pods[order[k]] / self.weight[order[k]], -k))
+                k = picks.pop()
                 dropped.add(order[k])
+                if runs.end[k] >= runs.last_of(prio[order[k]], prio):
+                    continue  # only alike ones behind it: the same order up to names
                 progress |= trial(_to_back(order, order[k], prio), k)
         if self.mixed and best_value < plain_value:  # never worse than the plain order
             self.options, self.mixed = replace(self.options, mix=()), False
@@ -357,6 +375,47 @@ class _Mark:
     pods: dict[int, int]  # per priority: pods admitted
     rejected: list[int]
     failed: set[tuple[Any, ...]]  # signatures of the workloads it rejected
+
+
+class _Runs:
+    """Of one order: each position's run of alike workloads (one signature, one
+    priority), so that a move that only passes alike ones is known to change nothing in
+    O(1), without building the moved order and comparing it."""
+
+    def __init__(self, order: list[int], alike: list[Any]) -> None:
+        self.order, self.alike = order, alike
+        n = len(order)
+        self.at = {i: k for k, i in enumerate(order)}  # workload -> position
+        self._bounds: dict[tuple[str, int], int] = {}  # (first|last, priority) -> position
+        self.start = [0] * n  # position -> first position of its run
+        self.end = [0] * n  # position -> last position of its run
+        for k in range(1, n):
+            same = alike[order[k]] == alike[order[k - 1]]
+            self.start[k] = self.start[k - 1] if same else k
+        for k in range(n - 2, -1, -1):
+            same = alike[order[k]] == alike[order[k + 1]]
+            self.end[k] = self.end[k + 1] if same else k
+        if n:
+            self.end[n - 1] = n - 1
+
+    def of(self, order: list[int]) -> _Runs:
+        """These runs, or new ones when ``order`` is another order."""
+        return self if order is self.order else _Runs(order, self.alike)
+
+    def first_of(self, priority: int, prio: list[int]) -> int:
+        """Where :func:`_to_front` puts a workload of ``priority``."""
+        if ("first", priority) not in self._bounds:
+            self._bounds["first", priority] = next(
+                (k for k, j in enumerate(self.order) if prio[j] <= priority), len(self.order))
+        return self._bounds["first", priority]
+
+    def last_of(self, priority: int, prio: list[int]) -> int:
+        """Where :func:`_to_back` puts a workload of ``priority``."""
+        if ("last", priority) not in self._bounds:
+            self._bounds["last", priority] = next(
+                (k for k, j in enumerate(self.order) if prio[j] < priority),
+                len(self.order)) - 1
+        return self._bounds["last", priority]
 
 
 def _to_front(order: list[int], i: int, prio: list[int]) -> list[int]:
