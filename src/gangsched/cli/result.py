@@ -67,10 +67,15 @@ class WorkloadResult:
         the best rack ... holds 1``), and kube-scheduler's account of the nodes."""
         if not self.reason:
             return []
-        names = "|".join(re.escape(n) for n in sorted(set(self.names), key=len, reverse=True))
-        boundary = rf"; (?=(?:{names}): |\d+/\d+ nodes are available)" if names else (
-            r"; (?=\d+/\d+ nodes are available)")
-        return re.split(boundary, self.reason)
+        starts = tuple(f"{n}: " for n in self.names)
+        pieces = self.reason.split("; ")
+        out = pieces[:1]
+        for piece in pieces[1:]:  # a "; " inside a clause joins its pieces again
+            if piece.startswith(starts) or _NODE_ACCOUNT.match(piece):
+                out.append(piece)
+            else:
+                out[-1] += "; " + piece
+        return out
 
     @property
     def short_reason(self) -> str:
