@@ -566,3 +566,15 @@ def test_validate_names_the_file_of_a_tree_the_cluster_levels_make_invalid(
         [line] = result.stderr.splitlines()
         assert line.startswith(f"error: {bad}[doc 0]: PodGang/serving/trtllm-0: "), line
         assert "required topology 'gangsched.io/block' is wider than its parent's" in line
+
+
+@pytest.mark.parametrize("args", [("--help",), ("place", "--help"), ("cluster", "show",
+                                                                      CLUSTER)],
+                         ids=["help", "place help", "cluster show"])
+def test_an_absurd_terminal_width_is_capped(args: tuple[str | Path, ...]) -> None:
+    """Rich pads every line to the width: COLUMNS=99999999 wrote 500 MB of help."""
+    done = subprocess.run([sys.executable, "-m", "gangsched.cli.main", *map(str, args)],
+                          capture_output=True, text=True, timeout=120, check=False,
+                          env={**os.environ, "COLUMNS": "99999999"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout and max(map(len, done.stdout.splitlines())) <= 512

@@ -56,6 +56,17 @@ PIPE_WIDTH = 140  # columns when stdout is not a terminal (rich would assume 80)
 COLUMN_GAP = 3  # spaces between plain columns, as kubectl's tabwriter pads them
 
 
+MAX_COLUMNS = 512  # widest output (COLUMNS=99999999 made --help write 500 MB)
+
+
+def _cap_columns() -> None:
+    """Bring ``COLUMNS`` down to :data:`MAX_COLUMNS`: rich, and typer's help, pad every
+    line to the width."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.strip().isdigit() and int(columns) > MAX_COLUMNS:
+        os.environ["COLUMNS"] = str(MAX_COLUMNS)
+
+
 def out() -> Console:
     """Console on stdout (created per use, so it follows redirections such as CliRunner).
     Rich leaves colours out when stdout is not a terminal or ``NO_COLOR`` is set."""
@@ -185,6 +196,7 @@ def _one_line_errors(run: Callable[..., Any], args: Sequence[str] | None,
         return run(args, prog_name, complete_var, standalone_mode=False, **extra)
     if sys.stdout is None:  # started with stdout closed (`>&-`): writing is an error
         sys.stdout = _ClosedStdout()
+    _cap_columns()
     try:
         code = run(args, prog_name, complete_var, standalone_mode=False, **extra)
     except NoArgsIsHelpError as exc:  # the help was printed; say nothing more
