@@ -632,6 +632,19 @@ def test_explain_errors(run: Run, pods: Path) -> None:
     assert_one_line_error(run("explain", "web", "-f", pods, "-n", "team-b"), "team-b")
     assert run("explain", "pod/web", "-f", pods, "-n", "team-a").exit_code == 0
     assert run("explain", "batch", "-f", pods).exit_code == 3
+    assert run("explain", "pod/team-a/web", "-f", pods).exit_code == 0
+    assert_one_line_error(run("explain", "team-a/web/x", "-f", pods),
+                          "no workload of kind 'team-a'", "there are pod")
+
+
+@pytest.mark.parametrize("ref", ["", "pod/", "/web", "pod//web", "pod/team-a/web/x"])
+def test_explain_refuses_what_cannot_name_a_workload(run: Run, pods: Path, ref: str) -> None:
+    """A usage error (exit 2), not a search for a workload called ''."""
+    result = run("explain", ref, "-f", pods)
+    assert result.exit_code == 2, result.output
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith(f"error: Invalid value for WORKLOAD: {ref!r} is not KIND/NAME, "
+                           "NAMESPACE/NAME or NAME (see '"), line
 
 
 def test_explain_asks_for_kind_and_namespace_when_ambiguous(run: Run, tmp_path: Path) -> None:

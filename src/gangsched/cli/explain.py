@@ -60,6 +60,9 @@ def find(results: list[WorkloadResult], text: str, namespace: str | None) -> int
         kind, name = "", text
     kinds = {r.kind.lower() for r in results}
     if kind and kind.split(".")[0].lower() not in kinds:  # namespace/name
+        if "/" in name:  # KIND/NAMESPACE/NAME
+            raise InputError(f"no workload of kind {kind!r} in the inputs (in "
+                             f"{text!r}); there are {', '.join(sorted(kinds)) or 'none'}")
         namespace, kind = kind, ""
     if "/" in name:
         namespace, name = split_name(name)
@@ -80,10 +83,20 @@ def find(results: list[WorkloadResult], text: str, namespace: str | None) -> int
     raise InputError(f"{text!r} names several workloads ({which}): give KIND/NAME and -n")
 
 
+def _reference(text: str) -> str:
+    """WORKLOAD as a usage error when it cannot name one: empty, an empty part, or more
+    parts than KIND/NAMESPACE/NAME."""
+    parts = text.split("/")
+    if len(parts) > 3 or not all(parts):
+        raise typer.BadParameter(f"{text!r} is not KIND/NAME, NAMESPACE/NAME or NAME",
+                                 param_hint="WORKLOAD")
+    return text
+
+
 def explain_cmd(
     workload: Annotated[str, typer.Argument(
         help="The workload: KIND/NAME (as place -o name prints it), NAMESPACE/NAME or NAME.",
-        metavar="WORKLOAD", show_default=False)],
+        metavar="WORKLOAD", show_default=False, callback=_reference)],
     files: FilesOption = None,
     recursive: RecursiveOption = False,
     namespace: NamespaceOption = None,
