@@ -159,3 +159,9 @@ def test_bench_place_e2e_reads_volcano_pod_groups(tmp_path: Path) -> None:
 
 def test_bench_place_e2e_rejects_a_bad_format(run: Run, tmp_path: Path) -> None:
     assert_one_line_error(run("bench", "place-e2e", "--format", "kueue"), "--format")
+
+
+def test_bench_place_e2e_refuses_more_gangs_than_the_nodes_hold(run: Run) -> None:
+    """100 nodes hold 4,000 of its pods: 100,000 gangs of 4 ran for minutes, rejecting."""
+    assert_one_line_error(run("bench", "place-e2e", "--nodes", "100", "--gangs", "100000"),
+                          "--gangs", "do not fit on 100 nodes (4,000 pods at 40 a node)")

@@ -41,6 +41,7 @@ RACK = "topology.kubernetes.io/rack"
 NODES_PER_RACK = 100
 NODE = {"cpu": "4", "memory": "32Gi", "pods": "110"}
 POD_CPU, POD_MEMORY = "100m", "100Mi"
+PODS_PER_NODE = 40  # of those pods on such a node (its cpu)
 FORMATS = ("workload", "volcano")
 MAX_NODES = 200_000
 MAX_GANGS = 100_000
@@ -240,6 +241,11 @@ def run_place_e2e_bench(nodes: int = 5_000, gangs: int = 750, pods_per_gang: int
         raise InputError(f"must be between 1 and {NODES_PER_RACK}", field="--pods-per-gang")
     if fmt not in FORMATS:
         raise InputError(f"must be one of {', '.join(FORMATS)}", field="--format")
+    room = nodes * PODS_PER_NODE
+    if gangs * pods_per_gang > room:
+        raise InputError(f"{gangs:,} gangs of {pods_per_gang} pods do not fit on {nodes:,} "
+                         f"nodes ({room:,} pods at {PODS_PER_NODE} a node): a benchmark of "
+                         "what place admits, not of what it rejects", field="--gangs")
     if repeat < 1:
         raise InputError("must be at least 1", field="--repeat")
     if source is not None and not (source / "gangsched" / "__init__.py").is_file():
