@@ -93,6 +93,8 @@ from gangsched.api.types import Pod
 from gangsched.frontends.base import Contribution, FrontEnd, add_groups
 from gangsched.frontends.networktopology import Origin
 from gangsched.frontends.pods import identical, natural_key, podset
+from gangsched.frontends.sched_queues import KAI_KIND as QUEUE_KIND
+from gangsched.frontends.sched_queues import KaiQueues
 from gangsched.gang import Constraint, Group, PodSet, TreeNode
 from gangsched.model import Workload
 
@@ -556,8 +558,10 @@ def _push_down(root: Group) -> None:
 
 
 def build_workload(pg: KaiPodGroup, pods: Sequence[Pod],
-                   topos: Mapping[str, TopologyObject]) -> tuple[Workload, list[str]]:
-    """The Workload of one PodGroup and its member pods, and warnings about it."""
+                   topos: Mapping[str, TopologyObject], queues: KaiQueues | None = None
+                   ) -> tuple[Workload, list[str]]:
+    """The Workload of one PodGroup and its member pods, and warnings about it; it waits
+    when KAI would skip it for its queue (``queues``: the inputs')."""
     builder = _Builder(pg, pods, topos)
     priority = max((p.priority for p in pods), default=0)
     workload = Workload(name=pg.key, kind=KIND, tree=None, priority=priority,
@@ -566,6 +570,11 @@ def build_workload(pg: KaiPodGroup, pods: Sequence[Pod],
         built = builder.tree()
     except InputError as err:
         workload.invalid = str(err)
+        return workload, builder.warnings
+    blocked = queues.problem(pg.queue) if queues is not None else ""
+    if blocked:
+        workload.waiting = blocked
+        workload.pods = {p.key: p for p in pods if not p.node_name}
         return workload, builder.warnings
     if not built.possible:
         workload.waiting = "waiting for pods: " + "; ".join(dict.fromkeys(built.reasons))
@@ -646,7 +655,7 @@ def _annotation_topology(obj: Mapping[str, Any], origin: Origin, warnings: list[
 
 
 def _batch_job_groups(inputs: Inputs, topos: Mapping[str, TopologyObject],
-                      out: Contribution) -> None:
+                      out: Contribution, queues: KaiQueues) -> None:
     """A PodGroup ``pg-<job>-<uid>`` per ``batch/v1`` Job whose pods KAI schedules, with
     ``minMember`` its ``kai.scheduler/batch-min-member`` (KAI's ``K8sJobGrouper``) and the
     ``topologyConstraint`` of its topology annotations (``DefaultGrouper``); a Job with
@@ -683,7 +692,7 @@ def _batch_job_groups(inputs: Inputs, topos: Mapping[str, TopologyObject],
                          namespace=namespace, min_member=minimum, origin=origin,
                          queue=(meta.get("labels") or {}).get(QUEUE_LABEL, ""),
                          topology=topology)
-        workload, warnings = build_workload(pg, pods, topos)
+        workload, warnings = build_workload(pg, pods, topos, queues)
         if pods or workload.invalid:  # a Topology or level not found is wrong without pods
             out.workloads.append(workload)
             out.warnings.extend(warnings)
@@ -698,14 +707,15 @@ def build(inputs: Inputs) -> Contribution:
         key = group_of(pod)
         if key is not None:
             members.setdefault(key, []).append(pod)
+    queues = KaiQueues(inputs)
     add_groups(out, kai_podgroups(inputs), members,
-               lambda pg, mine: build_workload(pg, mine, topos), KIND)
-    _batch_job_groups(inputs, topos, out)
+               lambda pg, mine: build_workload(pg, mine, topos, queues), KIND)
+    _batch_job_groups(inputs, topos, out, queues)
     return out
 
 
 FRONT_END = FrontEnd(
-    "kai", (Kind(KIND, (API_VERSION,), _handle, schema="kai.PodGroup"),), build)
+    "kai", (Kind(KIND, (API_VERSION,), _handle, schema="kai.PodGroup"), QUEUE_KIND), build)
 
 __all__ = [
     "API_VERSION",

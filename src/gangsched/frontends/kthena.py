@@ -70,6 +70,7 @@ from gangsched.api.objects import (
 from gangsched.api.quantity import format_quantity, parse_resources
 from gangsched.frontends.base import MAX_OBJECT_PODS, Contribution, Demand, FrontEnd
 from gangsched.frontends.networktopology import NetworkTopology, Origin, parse_network_topology
+from gangsched.frontends.sched_queues import VolcanoQueues
 from gangsched.frontends.volcano import (
     API_VERSION as PODGROUP_API_VERSION,
 )
@@ -519,6 +520,7 @@ def _typed_podgroup(ms: ModelServing, obj: Mapping[str, Any]) -> PodGroup:
 def build(inputs: Inputs) -> Contribution:
     tiers = tiers_of(inputs)
     out = Contribution(levels=tiers.levels, node_labels=tiers.node_labels)
+    queues = VolcanoQueues(inputs)
     for ms in model_servings(inputs):
         podgroup_dicts, pod_dicts = translate(ms)
         try:
@@ -527,7 +529,7 @@ def build(inputs: Inputs) -> Contribution:
         except InputError as err:
             raise ms.origin.locate(err) from None
         out.pods.extend(pods)
-        add_gangs(out, groups, pods, tiers, kind=KIND)
+        add_gangs(out, groups, pods, tiers, queues, kind=KIND)
     out.warnings.extend(tiers.warnings)
     return out
 

@@ -74,6 +74,8 @@ from gangsched.frontends.networktopology import (
     resolve_tiers,
 )
 from gangsched.frontends.pods import identical, natural_key, podset
+from gangsched.frontends.sched_queues import VOLCANO_KIND as VOLCANO_QUEUE_KIND
+from gangsched.frontends.sched_queues import VolcanoQueues
 from gangsched.gang import Constraint, Group, PodSet, minimum_pods
 from gangsched.model import Workload
 
@@ -513,11 +515,20 @@ def _leaves(node: Group | PodSet) -> Iterable[PodSet]:
 
 
 def add_gangs(out: Contribution, groups: Sequence[PodGroup], pods: Sequence[Pod],
-              tiers: Tiers, kind: str = "PodGroup") -> None:
+              tiers: Tiers, queues: VolcanoQueues, kind: str = "PodGroup") -> None:
     """Workloads for ``groups`` with their member pods among ``pods``; pods naming a
-    PodGroup that is not there wait for it. Every member pod is claimed."""
-    add_groups(out, groups, members_by_group(pods),
-               lambda pg, mine: build_workload(pg, mine, tiers, kind), kind)
+    PodGroup that is not there wait for it, and so does a PodGroup whose queue does not
+    admit it. Every member pod is claimed."""
+
+    def one(pg: PodGroup, mine: list[Pod]) -> tuple[Workload, list[str]]:
+        workload, warnings = build_workload(pg, mine, tiers, kind)
+        blocked = queues.problem(pg.queue)
+        if blocked and not workload.invalid:
+            workload.tree, workload.waiting = None, blocked
+            workload.pods = {p.key: p for p in mine if not p.node_name}
+        return workload, warnings
+
+    add_groups(out, groups, members_by_group(pods), one, kind)
 
 
 # -- the builder -------------------------------------------------------------------------
@@ -542,7 +553,7 @@ def tiers_of(inputs: Inputs) -> Tiers:
 def build(inputs: Inputs) -> Contribution:
     tiers = tiers_of(inputs)
     out = Contribution(levels=tiers.levels, node_labels=tiers.node_labels)
-    add_gangs(out, podgroups(inputs), inputs.pods, tiers)
+    add_gangs(out, podgroups(inputs), inputs.pods, tiers, VolcanoQueues(inputs))
     out.warnings.extend(tiers.warnings)
     return out
 
@@ -551,7 +562,7 @@ FRONT_END = FrontEnd(
     "volcano",
     (Kind("PodGroup", (API_VERSION,), _handle_podgroup, schema="volcano.PodGroup"),
      Kind("HyperNode", (HYPERNODE_API_VERSION,), _handle_hypernode,
-          schema="volcano.HyperNode")),
+          schema="volcano.HyperNode"), VOLCANO_QUEUE_KIND),
     build,
 )
 

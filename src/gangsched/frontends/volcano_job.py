@@ -75,6 +75,7 @@ from gangsched.api.quantity import format_quantity
 from gangsched.api.types import Pod
 from gangsched.frontends.base import MAX_OBJECT_PODS, Contribution, Demand, FrontEnd
 from gangsched.frontends.networktopology import NetworkTopology, Origin, parse_network_topology
+from gangsched.frontends.sched_queues import VolcanoQueues
 from gangsched.frontends.volcano import (
     API_VERSION as PODGROUP_API_VERSION,
 )
@@ -487,7 +488,7 @@ def build(inputs: Inputs) -> Contribution:
             groups.append(pg)
     keys = {g.key for g in groups}  # pods naming them, created here or in the inputs
     members = [p for p in (*inputs.pods, *out.pods) if group_of(p) in keys]
-    add_gangs(out, groups, members, tiers, kind=KIND)
+    add_gangs(out, groups, members, tiers, VolcanoQueues(inputs), kind=KIND)
     out.warnings.extend(tiers.warnings)
     return out
 
