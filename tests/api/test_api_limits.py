@@ -279,3 +279,15 @@ def test_a_huge_value_in_a_message_is_cut(tmp_path: Path) -> None:
     assert text.startswith(f"{path}[doc 0]: Node/n1: metadata.labels.x: invalid label value")
     assert "characters left out" in text
     assert text.endswith("aaa': must be no more than 63 bytes")
+
+
+@pytest.mark.parametrize("kind", [
+    "apiVersion: v1\nkind: Node\n",
+    "apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nvalue: 1\n",
+    "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\n",
+])
+def test_an_object_without_a_name_is_refused(tmp_path: Path, kind: str) -> None:
+    """As the API server refuses it; a Queue without one was even taken for its own
+    parent (an empty parent)."""
+    err = error_of(write(tmp_path, kind + "metadata: {labels: {a: b}}\n"))
+    assert "metadata.name: Required value: name or generateName is required" in str(err)

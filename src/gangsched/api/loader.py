@@ -1352,6 +1352,9 @@ def dispatch(
             inputs.warnings.extend(str(doc.locate(w)) for w in found)
         check_object_meta(doc.obj.get("metadata"), entry.name_rule,
                           schema_checked=entry.schema is not None)
+        if not doc.name:  # the API server's words
+            raise InputError("Required value: name or generateName is required",
+                             field="metadata.name")
         inputs.documents.append(doc)
         entry.handler(doc, inputs)
     except InputError as err:
