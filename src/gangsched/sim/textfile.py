@@ -13,6 +13,7 @@ is skipped, as spreadsheet programs write one before a CSV header.
 from __future__ import annotations
 
 import codecs
+import itertools
 import re
 import zlib
 from collections.abc import Iterator
@@ -46,50 +47,34 @@ def read_lines(path: str | Path) -> Iterator[str]:
 
 def _raw(file: str) -> Iterator[bytes]:
     """The file's bytes, decompressed when it starts as gzip does, in chunks."""
+    chunks = _read(file)
+    first = next(chunks, b"")
+    while len(first) < len(_GZIP_MAGIC) and (more := next(chunks, b"")):
+        first += more
+    if first.startswith(_GZIP_MAGIC):
+        yield from _gunzip(itertools.chain([first], chunks), file)
+        return
+    size = 0
+    for chunk in itertools.chain([first], chunks):
+        size += len(chunk)
+        if size > MAX_TEXT_BYTES:
+            raise InputError(f"is larger than the limit (more than {MAX_TEXT_BYTES:,} bytes)",
+                             file=file)
+        yield chunk
+
+
+def _read(file: str) -> Iterator[bytes]:
+    """The file's bytes as they are, in chunks; one that cannot be read is an error."""
     try:
-        handle = open(file, "rb")  # noqa: SIM115 - a generator closes it
+        with open(file, "rb") as handle:
+            while chunk := handle.read(CHUNK):
+                yield chunk
     except FileNotFoundError:
         raise InputError("file not found", file=file) from None
     except IsADirectoryError:
         raise InputError("is a directory, not a file", file=file) from None
     except OSError as err:
         raise InputError(f"cannot read file: {err.strerror or err}", file=file) from None
-    with handle:
-        chunks = _read(handle, file)
-        first = next(chunks, b"")
-        while len(first) < len(_GZIP_MAGIC) and (more := next(chunks, b"")):
-            first += more
-        if first.startswith(_GZIP_MAGIC):
-            yield from _gunzip(_prepend(first, chunks), file)
-            return
-        size = len(first)
-        yield first
-        for chunk in chunks:
-            size += len(chunk)
-            if size > MAX_TEXT_BYTES:
-                raise InputError(f"is larger than the limit (more than {MAX_TEXT_BYTES:,} "
-                                 "bytes)", file=file)
-            yield chunk
-
-
-def _read(handle: object, file: str) -> Iterator[bytes]:
-    read = handle.read  # type: ignore[attr-defined]
-    while True:
-        try:
-            chunk = read(CHUNK)
-        except IsADirectoryError:
-            raise InputError("is a directory, not a file", file=file) from None
-        except OSError as err:
-            raise InputError(f"cannot read file: {err.strerror or err}",
-                             file=file) from None
-        if not chunk:
-            return
-        yield chunk
-
-
-def _prepend(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
-    yield first
-    yield from rest
 
 
 def _gunzip(chunks: Iterator[bytes], file: str) -> Iterator[bytes]:
