@@ -403,3 +403,23 @@ def test_racks_named_alike_in_two_blocks_are_two_racks(
     assert len(blocks) == (0 if status == "Rejected" else 1)
     if status == "Rejected":
         assert "the best rack (b0/r0) holds 2" in w["reason"]
+
+
+def test_a_closed_volcano_queue_makes_its_gang_wait(run: Run, tmp_path: Path) -> None:
+    """The queue in the same inputs as the PodGroup, as a Volcano bundle applies it: the
+    gang waits (exit 3) with Volcano's words; with the queue Open it is admitted."""
+    queue = tmp_path / "queue.yaml"
+    args = ("place", EXAMPLES / "cluster-small.yaml", EXAMPLES / "volcano-podgroup.yaml",
+            queue, "-o", "json")
+    for state, code in (("Open", 0), ("Closed", 3)):
+        queue.write_text("apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\n"
+                         f"metadata: {{name: default}}\nspec: {{weight: 1}}\n"
+                         f"status: {{state: {state}}}\n")
+        result = run(*args)
+        assert result.exit_code == code, result.output
+        [workload] = json.loads(result.stdout)["workloads"]
+        assert workload["status"] == ("Admitted" if state == "Open" else "Waiting")
+        if state == "Closed":
+            assert workload["reason"] == (
+                "waiting for queue default: can only submit PodGroup to queue with state "
+                "`Open`, queue `default` status is `Closed`")

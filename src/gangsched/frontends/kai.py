@@ -558,7 +558,7 @@ def _push_down(root: Group) -> None:
 
 
 def build_workload(pg: KaiPodGroup, pods: Sequence[Pod],
-                   topos: Mapping[str, TopologyObject], queues: KaiQueues | None = None
+                   topos: Mapping[str, TopologyObject], queues: KaiQueues
                    ) -> tuple[Workload, list[str]]:
     """The Workload of one PodGroup and its member pods, and warnings about it; it waits
     when KAI would skip it for its queue (``queues``: the inputs')."""
@@ -571,7 +571,7 @@ def build_workload(pg: KaiPodGroup, pods: Sequence[Pod],
     except InputError as err:
         workload.invalid = str(err)
         return workload, builder.warnings
-    blocked = queues.problem(pg.queue) if queues is not None else ""
+    blocked = queues.problem(pg.queue)
     if blocked:
         workload.waiting = blocked
         workload.pods = {p.key: p for p in pods if not p.node_name}

@@ -155,8 +155,8 @@ class VolcanoQueues:
         if queue is None:
             if name in VOLCANO_BUILTIN:
                 return ""
-            return f"waiting for queue {name}: not found (Volcano admits PodGroups only to " \
-                   "a queue that exists)"
+            return (f"waiting for queue {name}: not found (Volcano admits PodGroups only to "
+                    "a queue that exists)")
         if queue.state != "Open":
             return (f"waiting for queue {name}: can only submit PodGroup to queue with state "
                     f"`Open`, queue `{name}` status is `{queue.state}`")
