@@ -35,13 +35,14 @@ from typing import Any
 
 from gangsched.api.errors import GangschedError, InputError
 from gangsched.api.loader import MAX_INPUT_ENV, max_input_bytes
+from gangsched.api.quantity import parse_quantity
 from gangsched.cluster.generate import generate_yaml
 
 RACK = "topology.kubernetes.io/rack"
 NODES_PER_RACK = 100
 NODE = {"cpu": "4", "memory": "32Gi", "pods": "110"}
 POD_CPU, POD_MEMORY = "100m", "100Mi"
-PODS_PER_NODE = 40  # of those pods on such a node (its cpu)
+PODS_PER_NODE = parse_quantity(NODE["cpu"], "cpu") // parse_quantity(POD_CPU, "cpu")
 FORMATS = ("workload", "volcano")
 MAX_NODES = 200_000
 MAX_GANGS = 100_000
