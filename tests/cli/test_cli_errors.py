@@ -198,12 +198,16 @@ def test_deep_nesting_is_refused_before_parsing(text: str, what: str, run: Run,
 # -- what the output side and the file system can do to a command ------------------------------
 
 
-def _subprocess(*args: str | Path, stdout: Any = subprocess.PIPE, cwd: Path | None = None
+def _subprocess(*args: str | Path, stdout: Any = subprocess.PIPE, cwd: Path | None = None,
+                columns: str = "200", closed_stdout: bool = False
                 ) -> subprocess.CompletedProcess[str]:
-    """The installed command in a child process (a real stdout, not CliRunner's buffer)."""
+    """The installed command in a child process (a real stdout, not CliRunner's buffer);
+    ``closed_stdout``: started without one, as ``>&-`` does."""
     return subprocess.run([sys.executable, "-m", "gangsched.cli.main", *map(str, args)],
-                          stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=120,
-                          check=False, cwd=cwd, env={**os.environ, "COLUMNS": "200"})
+                          stdout=None if closed_stdout else stdout, stderr=subprocess.PIPE,
+                          text=True, timeout=120, check=False, cwd=cwd,
+                          env={**os.environ, "COLUMNS": columns},
+                          preexec_fn=(lambda: os.close(1)) if closed_stdout else None)
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
@@ -235,10 +239,7 @@ def test_a_full_disk_on_stdout_is_one_line(args: tuple[str | Path, ...]) -> None
 def test_a_closed_stdout_is_one_line(args: tuple[str | Path, ...]) -> None:
     """``gangsched ... >&-``: the output cannot go anywhere, so it is an error (as for
     ``ls >&-``), not a silent exit 0 nor a traceback."""
-    done = subprocess.run([sys.executable, "-m", "gangsched.cli.main", *map(str, args)],
-                          stdout=None, stderr=subprocess.PIPE, text=True, timeout=120,
-                          check=False, env={**os.environ, "COLUMNS": "200"},
-                          preexec_fn=lambda: os.close(1))
+    done = _subprocess(*args, closed_stdout=True)
     assert done.returncode == 1, done.stderr
     assert done.stderr.splitlines() == [
         "error: cannot write the output: standard output is closed"], done.stderr
@@ -246,10 +247,8 @@ def test_a_closed_stdout_is_one_line(args: tuple[str | Path, ...]) -> None:
 
 def test_a_closed_stdout_does_not_matter_when_nothing_is_printed(tmp_path: Path) -> None:
     out = tmp_path / "nodes.yaml"
-    done = subprocess.run([sys.executable, "-m", "gangsched.cli.main", "cluster",
-                           "generate", "--levels", "zone=2,host=2", "--output-file", str(out)],
-                          stdout=None, stderr=subprocess.PIPE, text=True, timeout=120,
-                          check=False, preexec_fn=lambda: os.close(1))
+    done = _subprocess("cluster", "generate", "--levels", "zone=2,host=2",
+                       "--output-file", out, closed_stdout=True)
     assert done.returncode == 0, done.stderr
     assert out.read_text().count("kind: Node") == 4
 
@@ -573,8 +572,6 @@ def test_validate_names_the_file_of_a_tree_the_cluster_levels_make_invalid(
                          ids=["help", "place help", "cluster show"])
 def test_an_absurd_terminal_width_is_capped(args: tuple[str | Path, ...]) -> None:
     """Rich pads every line to the width: COLUMNS=99999999 wrote 500 MB of help."""
-    done = subprocess.run([sys.executable, "-m", "gangsched.cli.main", *map(str, args)],
-                          capture_output=True, text=True, timeout=120, check=False,
-                          env={**os.environ, "COLUMNS": "99999999"})
+    done = _subprocess(*args, columns="99999999")
     assert done.returncode == 0, done.stderr
     assert done.stdout and max(map(len, done.stdout.splitlines())) <= 512
