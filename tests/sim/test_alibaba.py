@@ -12,10 +12,13 @@ from gangsched.gang import PodSet
 from gangsched.sim.alibaba import (
     GPU,
     GPU_MILLI,
+    GPU_NODE_FILE,
     MODEL_LABEL,
     NODE_FILE,
     POD_FILE,
+    alibaba_scenario,
     load_alibaba,
+    trace_paths,
 )
 
 MiB = 1 << 20
@@ -104,5 +107,80 @@ def test_a_missing_directory_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="not a directory"):
         load_alibaba(tmp_path / "nope")
     (tmp_path / NODE_FILE).write_text(NODES)
-    with pytest.raises(InputError, match="file not found"):
+    with pytest.raises(InputError, match="has a node list but no pod list"):
         load_alibaba(tmp_path)
+    with pytest.raises(InputError, match="file not found"):
+        load_alibaba(tmp_path / "openb_pod_list_gpushare20.csv")
+
+
+# a published list without times (the multigpu ones): name and requests only
+UNTIMED = """name,cpu_milli,memory_mib,num_gpu,gpu_milli
+openb-pod-0000,12000,16384,1,1000
+openb-pod-0001,6000,12288,1,460
+openb-pod-0002,4000,8192,0,0
+openb-pod-0003,8000,8192,2,1000
+openb-pod-0004,8000,8192,8,1000
+"""
+
+
+def test_a_list_without_times_is_submitted_in_a_shuffled_order_none_finishing(
+        tmp_path: Path) -> None:
+    (tmp_path / GPU_NODE_FILE).write_text(NODES)
+    pods = tmp_path / "openb_pod_list_multigpu50.csv"
+    pods.write_text(UNTIMED)
+    trace = load_alibaba(pods)
+    assert not trace.timed and trace.source == str(pods)
+    assert [it.arrival for it in trace.items] == [0.0, 1.0, 2.0, 3.0, 4.0]
+    assert all(it.duration is None for it in trace.items)
+    orders = []
+    for seed in (0, 1, 2, 0):
+        sc = alibaba_scenario(pods, seed, 1.0)
+        assert sc.parameters["pod_list"] == str(pods) and "window_start_hours" not in sc.parameters
+        assert "without times" in sc.description
+        arrivals = [it.arrival for it in sc.items]
+        assert arrivals == [0.0] * len(arrivals)  # all at the start, in the shuffled order
+        assert all(it.duration is None for it in sc.items)
+        orders.append([it.workload.name for it in sc.items])
+    assert all(sorted(o) == sorted(orders[0]) for o in orders)
+    assert orders[0] == orders[3]  # a seed is one order
+    assert len({tuple(o) for o in orders}) > 1  # seeds shuffle differently
+    assert len(alibaba_scenario(pods, 0, 2.0).items) == 10  # load 2: every pod twice
+
+
+def test_a_list_with_some_time_columns_names_the_missing_ones(tmp_path: Path) -> None:
+    (tmp_path / NODE_FILE).write_text(NODES)
+    pods = tmp_path / POD_FILE
+    pods.write_text(UNTIMED.replace("gpu_milli\n", "gpu_milli,creation_time\n", 1)
+                    .replace("1000\n", "1000,5\n").replace("460\n", "460,5\n")
+                    .replace(",0,0\n", ",0,0,5\n"))
+    with pytest.raises(InputError, match=r"missing column\(s\) deletion_time, scheduled_time"):
+        load_alibaba(tmp_path)
+
+
+def test_which_files_a_path_names(tmp_path: Path) -> None:
+    # a directory with the default list: it, and every node
+    write(tmp_path)
+    (tmp_path / GPU_NODE_FILE).write_text(NODES)
+    (tmp_path / "openb_pod_list_cpu050.csv").write_text(PODS)
+    assert trace_paths(tmp_path) == (tmp_path / NODE_FILE, tmp_path / POD_FILE)
+    # one named list, the node list beside it
+    named = tmp_path / "openb_pod_list_cpu050.csv"
+    assert trace_paths(named) == (tmp_path / NODE_FILE, named)
+    # several lists and no default: name one
+    (tmp_path / POD_FILE).unlink()
+    (tmp_path / "openb_pod_list_gpushare20.csv").write_text(PODS)
+    with pytest.raises(InputError, match=r"holds 2 pod lists and no openb_pod_list_default\.csv"):
+        trace_paths(tmp_path)
+    # a single list, only the GPU nodes, in the csv/ folder of a checkout of the data
+    checkout = tmp_path / "cluster-trace-gpu-v2023"
+    (checkout / "csv").mkdir(parents=True)
+    (checkout / "csv" / GPU_NODE_FILE).write_text(NODES)
+    (checkout / "csv" / "openb_pod_list_gpuspec33.csv").write_text(PODS)
+    assert trace_paths(checkout) == (checkout / "csv" / GPU_NODE_FILE,
+                                     checkout / "csv" / "openb_pod_list_gpuspec33.csv")
+    # a list with no node list beside it
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    (alone / POD_FILE).write_text(PODS)
+    with pytest.raises(InputError, match="no node list beside it"):
+        trace_paths(alone / POD_FILE)

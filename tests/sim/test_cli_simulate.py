@@ -91,9 +91,23 @@ def test_an_alibaba_directory_runs_with_milli_gpus(tmp_path: Path) -> None:
     assert code == 0, err
     s = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert s["gpus"] == 2 and s["scenario"] == "alibaba-gpu-2023"
-    # both pods are replayed, the first running at the window's start
-    assert s["policies"]["gangsched"]["pods_desired"] + s["per_seed_warmup_units"] == 2 \
-        if "per_seed_warmup_units" in s else True
+    assert s["parameters"]["pods"] == 2  # both pods are replayed
+
+
+def test_an_alibaba_pod_list_without_times_runs_from_its_file(tmp_path: Path) -> None:
+    (tmp_path / "openb_node_list_gpu_node.csv").write_text(
+        "sn,cpu_milli,memory_mib,gpu,model\nn0,32000,65536,2,T4\n")
+    pods = tmp_path / "openb_pod_list_multigpu50.csv"
+    pods.write_text("name,cpu_milli,memory_mib,num_gpu,gpu_milli\n"
+                    "p0,1000,1024,1,500\np1,1000,1024,2,1000\np2,1000,1024,1,1000\n")
+    code, out, err = invoke("--alibaba", pods, "-p", "gangsched", "--seeds", "2",
+                            "--workers", "1", "--no-report", "-o", "json")
+    assert code == 0, err
+    s = json.loads(out)
+    assert s["parameters"]["pod_list"] == str(pods) and s["parameters"]["pods"] == 3
+    # two GPUs: p1 (2 GPUs) and p2 (1) cannot both run, and nothing finishes
+    never = s["policies"]["gangsched"]["per_seed"]["never_admitted"]
+    assert len(never) == 2 and all(n >= 1 for n in never)
 
 
 V2025 = ["-P", "days=0.25", "-P", "scale=0.05", "-P", "warmup_hours=1", "-p", "gangsched",

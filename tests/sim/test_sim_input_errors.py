@@ -199,14 +199,14 @@ def test_bad_alibaba_files_are_one_line_errors(tmp_path: Path, name: str, text: 
 
 def test_a_gzip_alibaba_file_reads_as_the_plain_one(tmp_path: Path) -> None:
     (tmp_path / POD_FILE).write_bytes(gzip.compress((POD_HEADER + POD).encode()))
-    items, _ = load_pods(tmp_path / POD_FILE)
+    items, _, _ = load_pods(tmp_path / POD_FILE)
     assert len(items) == 1
 
 
 def test_extra_columns_in_the_header_are_fine(tmp_path: Path) -> None:
     path = tmp_path / POD_FILE
     path.write_text(POD_HEADER.strip() + ",note\n" + POD.strip() + ",x\n")
-    items, _ = load_pods(path)
+    items, _, _ = load_pods(path)
     assert len(items) == 1
 
 
@@ -409,7 +409,7 @@ def test_alibaba_numbers_are_plain_decimal(tmp_path: Path, text: str,
     if fragments is None:
         path = tmp_path / POD_FILE
         path.write_text(POD_HEADER + text)
-        items, _ = load_pods(path)
+        items, _, _ = load_pods(path)
         assert items[0].workload.pods["openb/p0"].requests["cpu"] == 1000
         return
     message = csv_error(tmp_path, POD_FILE, POD_HEADER + text)

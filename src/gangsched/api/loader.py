@@ -63,6 +63,7 @@ from gangsched.api.objects import (
     mappings,
     parse_node,
     parse_pod,
+    pod_gone,
     required_str,
 )
 from gangsched.api.schema import Mode
@@ -847,7 +848,8 @@ def _handle_node(doc: Document, inputs: Inputs) -> None:
 def _handle_pod(doc: Document, inputs: Inputs) -> None:
     pod = parse_pod(with_generated_name(doc))
     inputs.claim(doc, pod.key)
-    inputs.pods.append(pod)
+    if not pod_gone(doc.obj):  # a finished pod holds nothing; one being deleted waits for nothing
+        inputs.pods.append(pod)
 
 
 _GENERATED = "bcdfghjklmnpqrstvwxz2456789"  # the API server's alphabet for generateName

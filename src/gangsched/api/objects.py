@@ -654,6 +654,7 @@ class PodTemplate:
     workload_group: str | None = None
     active_deadline: int | None = None  # spec.activeDeadlineSeconds
     from_limits: tuple[str, ...] = ()  # resources requested only through their limits
+    gates: tuple[str, ...] = ()  # spec.schedulingGates
 
     def make_pod(self, name: str, namespace: str = "default", **overrides: Any) -> Pod:
         """A Pod from this template (dicts copied); ``overrides`` set other Pod fields."""
@@ -668,6 +669,7 @@ class PodTemplate:
             "workload_group": self.workload_group,
             "active_deadline": self.active_deadline,
             "from_limits": self.from_limits,
+            "gates": self.gates,
         }
         if overrides:
             fields.update(overrides)
@@ -740,7 +742,8 @@ def _plain_template(template: object) -> PodTemplate | None:
             or not (deadline is None or (type(deadline) is int and 1 <= deadline <= _INT32[1]))
             or (scheduler and not names.is_dns1123_subdomain(scheduler))
             or (priority_class and not names.is_dns1123_subdomain(priority_class))
-            or spec.get("restartPolicy", "Always") not in RESTART_POLICIES):
+            or spec.get("restartPolicy", "Always") not in RESTART_POLICIES
+            or spec.get("schedulingGates")):
         return None
     labels = _plain_labels(meta.get("labels"))
     annotations = _plain_labels(meta.get("annotations"), annotations=True)
@@ -811,7 +814,21 @@ def parse_pod_template(template: object, field: str) -> PodTemplate:
         workload_group=group_name or None,
         active_deadline=active_deadline(spec, spec_field),
         from_limits=tuple(sorted(from_limits)),
+        gates=scheduling_gates(spec, spec_field),
     )
+
+
+def scheduling_gates(spec: Mapping[str, Any], field: str) -> tuple[str, ...]:
+    """The names of ``spec.schedulingGates``, checked as ``ValidatePodSpec`` checks them:
+    each a qualified name, none twice."""
+    out: list[str] = []
+    for item, path in mappings(spec.get("schedulingGates"), _join(field, "schedulingGates")):
+        name = required_str(item, "name", path)
+        check_name(name, _join(path, "name"), names.qualified_name, "scheduling gate name")
+        if name in out:
+            raise InputError(f"Duplicate value: {name!r}", field=_join(path, "name"))
+        out.append(name)
+    return tuple(out)
 
 
 def object_name(obj: Mapping[str, Any], kind: str) -> str:
@@ -841,6 +858,22 @@ def _plain_pod(obj: Mapping[str, Any]) -> Pod | None:
         return None
     return template.make_pod(name, namespace or "default", node_name=node_name or None,
                              uid=uid or None)
+
+
+TERMINAL_PHASES = ("Succeeded", "Failed")
+
+
+def pod_gone(obj: Mapping[str, Any]) -> bool:
+    """Finished (``status.phase`` Succeeded or Failed) or being deleted
+    (``metadata.deletionTimestamp``): no longer running, nor to be scheduled, as
+    kube-scheduler's pod informer sees it."""
+    status, meta = obj.get("status"), obj.get("metadata")
+    # decoded JSON holds dicts: the exact type test first (isinstance against the
+    # Mapping ABC costs ~10x more, and this runs several times per watch event)
+    phase = status.get("phase") if type(status) is dict or isinstance(status, Mapping) else None
+    deleting = (meta.get("deletionTimestamp") if type(meta) is dict or isinstance(meta, Mapping)
+                else None)
+    return phase in TERMINAL_PHASES or bool(deleting)
 
 
 def parse_pod(obj: Mapping[str, Any]) -> Pod:

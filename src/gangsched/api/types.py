@@ -184,6 +184,7 @@ class Pod:
     active_deadline: int | None = None
     # resources whose request comes only from a limit (requests default to limits)
     from_limits: tuple[str, ...] = ()
+    gates: tuple[str, ...] = ()  # spec.schedulingGates: not scheduled while any is left
 
     @property
     def key(self) -> str:

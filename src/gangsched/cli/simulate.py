@@ -79,9 +79,10 @@ def simulate_cmd(
     ] = Format.table,
     alibaba: Annotated[Path | None, typer.Option(
         "--alibaba", help="Directory with an Alibaba trace: the cluster-trace-gpu-v2023 "
-        "openb CSVs (replayed over its busiest days, one per seed), or the v2025 "
-        "disaggregated DLRM CSVs (the alibaba-disagg-2025 scenario from those files; its "
-        "-P knobs apply).", show_default=False,
+        "openb CSVs (replayed over its busiest days, one per seed; or name one of its pod "
+        "lists, openb_pod_list_*.csv, as a file), or the v2025 disaggregated DLRM CSVs "
+        "(the alibaba-disagg-2025 scenario from those files; its -P knobs apply).",
+        show_default=False,
         click_type=INPUT_PATH)] = None,
     alibaba_limit: Annotated[int | None, typer.Option(
         "--alibaba-limit", help="Read only the first N pods of the Alibaba trace.",

@@ -33,7 +33,7 @@ from typing import Protocol, TypeVar
 from gangsched.api.loader import Inputs, Kind
 from gangsched.api.types import Pod
 from gangsched.frontends.networktopology import Origin
-from gangsched.gang import Claim
+from gangsched.gang import Claim, minimum_pods
 from gangsched.model import Plan, Workload, loose_pod, run_limit
 
 MAX_OBJECT_PODS = 100_000  # pods one object (a JobSet, an LWS, ...) may create here
@@ -113,6 +113,9 @@ class FrontEnd:
     kinds: tuple[Kind, ...]
     build: Builder
     demands: Demands = _no_demands  # the pods its builder will create, per object field
+    # the scheduling gates its own controller removes (prefixes): gangsched admits its
+    # workloads as that controller does, so these do not hold their pods back
+    own_gates: tuple[str, ...] = ()
 
 
 def check_demands(inputs: Inputs, front_ends: Sequence[FrontEnd]) -> None:
@@ -153,6 +156,7 @@ def assemble(inputs: Inputs, front_ends: Sequence[FrontEnd]) -> Plan:
         for w in got.workloads:
             if w.limit is None and w.pods:  # every front-end: from its pods' deadlines
                 w.limit = run_limit(w.pods.values())
+            _hold_gated(w, front_end.own_gates)
         workloads.extend(got.workloads)
         created.extend(got.pods)
         if got.levels is not None and levels is None:
@@ -170,4 +174,22 @@ def assemble(inputs: Inputs, front_ends: Sequence[FrontEnd]) -> Plan:
     for p in all_pods:
         if not p.node_name and p.key not in claimed:
             workloads.append(loose_pod(p))
+            _hold_gated(workloads[-1], ())
     return Plan(workloads, nodes, levels, bound, warnings, claims, source)
+
+
+def _hold_gated(w: Workload, own: tuple[str, ...]) -> None:
+    """A workload with a pod still gated (``spec.schedulingGates``, other than those its
+    front-end's controller removes) waits, as kube-scheduler leaves a gated pod out of its
+    queue: a gang is only scheduled whole."""
+    if w.tree is None:
+        return
+    gated = [(key, gates) for key, p in w.pods.items()
+             if (gates := [g for g in p.gates if not g.startswith(own)] if own else p.gates)]
+    if not gated:
+        return
+    key, gates = gated[0]
+    more = f" (and {len(gated) - 1} more pods)" if len(gated) > 1 else ""
+    w.waiting_minimum = minimum_pods(w.tree)
+    w.tree = None
+    w.waiting = f"waiting for scheduling gates: pod {key} has {', '.join(gates)}{more}"

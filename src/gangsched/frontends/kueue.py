@@ -118,7 +118,12 @@ from gangsched.api.objects import (
 from gangsched.api.types import Node, NodeRequirements, Pod, Toleration
 from gangsched.frontends.base import MAX_OBJECT_PODS, Contribution, Demand, FrontEnd
 from gangsched.frontends.kueue_priority import KIND as PRIORITY_KIND
-from gangsched.frontends.kueue_priority import PRIORITY_CLASS_LABEL, Priorities, class_label
+from gangsched.frontends.kueue_priority import (
+    KUEUE_GATES,
+    PRIORITY_CLASS_LABEL,
+    Priorities,
+    class_label,
+)
 from gangsched.frontends.kueue_queues import KINDS as QUEUE_KINDS
 from gangsched.frontends.kueue_queues import Asked, Assigned, Queues
 from gangsched.frontends.networktopology import Origin
@@ -1268,6 +1273,7 @@ FRONT_END = FrontEnd(
      *QUEUE_KINDS, PRIORITY_KIND),
     build,
     demands,
+    own_gates=(KUEUE_GATES,),
 )
 
 __all__ = [

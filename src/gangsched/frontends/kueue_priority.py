@@ -26,6 +26,9 @@ from gangsched.api.loader import Document, Inputs, Kind
 from gangsched.api.objects import as_str
 
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
+# Kueue's scheduling gates on the pods it manages (admission, topology), which Kueue
+# removes once it admits them: a prefix
+KUEUE_GATES = "kueue.x-k8s.io/"
 API_VERSIONS = ("kueue.x-k8s.io/v1beta1", "kueue.x-k8s.io/v1beta2")
 KIND_NAME = "WorkloadPriorityClass"
 MAX_DESCRIPTION = 2048

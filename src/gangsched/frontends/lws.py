@@ -83,7 +83,7 @@ from gangsched.api.objects import (
 from gangsched.api.types import Node, Pod
 from gangsched.frontends import kueue
 from gangsched.frontends.base import MAX_OBJECT_PODS, Contribution, Demand, FrontEnd
-from gangsched.frontends.kueue_priority import Priorities, class_label
+from gangsched.frontends.kueue_priority import KUEUE_GATES, Priorities, class_label
 from gangsched.frontends.kueue_queues import Queues
 from gangsched.frontends.networktopology import Origin
 from gangsched.frontends.pods import identical, podset
@@ -632,7 +632,7 @@ def _bound_claims(lws: LeaderWorkerSet, g: int, bound: Sequence[Pod]
 
 FRONT_END = FrontEnd(
     "lws", (Kind(KIND, (API_VERSION,), _handle, schema="lws.LeaderWorkerSet"),), build,
-    demands)
+    demands, own_gates=(KUEUE_GATES,))  # Kueue gates the pods of an LWS it queues
 
 __all__ = [
     "API_VERSION",

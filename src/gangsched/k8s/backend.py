@@ -33,6 +33,7 @@ from typing import Any, TypeGuard
 
 from gangsched.api.errors import InputError
 from gangsched.api.loader import Inputs, takes_chain
+from gangsched.api.objects import pod_gone
 from gangsched.api.types import Node, Pod
 from gangsched.frontends import assemble, load_object
 from gangsched.k8s.api import NODES, PODS, Kind, Obj
@@ -44,7 +45,6 @@ from gangsched.scheduler.clock import Clock
 
 log = logging.getLogger("gangsched.k8s.backend")
 
-TERMINAL_PHASES = ("Succeeded", "Failed")
 def parse_object(obj: Mapping[str, Any], source: str = "api") -> Inputs:
     """What the loader's handler for ``obj``'s kind makes of it, on its own; raises
     :class:`InputError` when the object is invalid or its kind is unknown."""
@@ -60,13 +60,6 @@ def _mapping(value: Any) -> TypeGuard[Mapping[str, Any]]:
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     meta = obj.get("metadata")
     return meta if _mapping(meta) else {}
-
-
-def pod_gone(obj: Mapping[str, Any]) -> bool:
-    """Finished or being deleted: no longer running, nor to be scheduled."""
-    status = obj.get("status")
-    phase = status.get("phase") if _mapping(status) else None
-    return phase in TERMINAL_PHASES or bool(_meta(obj).get("deletionTimestamp"))
 
 
 @dataclass

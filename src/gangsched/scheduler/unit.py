@@ -226,6 +226,7 @@ class Unit:
         self.pods = BoundPods.index(tree, old)
         self.queue.failed_at = self.extras.tried_at = None
         self._need: dict[str, int] | None = None
+        self._minimum: int | None = None
 
     def need(self) -> dict[str, int]:
         """A lower bound on the resources its minimum needs (cached)."""
@@ -235,7 +236,16 @@ class Unit:
 
     @property
     def minimum(self) -> int:
-        return minimum_pods(self.tree) if self.tree is not None else 0
+        """Pods its minimum needs (cached)."""
+        if self._minimum is None:
+            self._minimum = minimum_pods(self.tree) if self.tree is not None else 0
+        return self._minimum
+
+    @property
+    def has_surplus(self) -> bool:
+        """Whether it may hold pods above its minimum (surplus that reclaiming could take):
+        never when it holds at most the pods its minimum needs."""
+        return self.n_bound > self.minimum
 
     @property
     def desired(self) -> int:

@@ -117,13 +117,16 @@ DISAGG_2025 = "alibaba-disagg-2025"
 
 
 def disagg_2025_dir(req: ScenarioRequest) -> Path | None:
-    """The ``--alibaba`` directory when it holds the v2025 trace's published files (the
-    ``alibaba-disagg-2025`` scenario is built from them), else None."""
+    """The ``--alibaba`` directory when it holds the v2025 trace's published files, or
+    the directory of the instance file ``--alibaba`` names (the ``alibaba-disagg-2025``
+    scenario is built from them), else None."""
     if req.alibaba is None:
         return None
-    from gangsched.sim.disagg2025 import trace_files
+    from gangsched.sim.disagg2025 import INSTANCE_FILE, trace_files
 
     d = Path(req.alibaba)
+    if d.name in (INSTANCE_FILE, f"{INSTANCE_FILE}.gz") and d.is_file():
+        d = d.parent
     return d if d.is_dir() and trace_files(d) is not None else None
 
 
