@@ -32,8 +32,9 @@ from typing import Protocol, TypeVar
 
 from gangsched.api.loader import Inputs, Kind
 from gangsched.api.types import Pod
+from gangsched.frontends import priority_classes
 from gangsched.frontends.networktopology import Origin
-from gangsched.gang import Claim, minimum_pods
+from gangsched.gang import Claim, Group, minimum_pods
 from gangsched.model import Plan, Workload, loose_pod, run_limit
 
 MAX_OBJECT_PODS = 100_000  # pods one object (a JobSet, an LWS, ...) may create here
@@ -138,13 +139,16 @@ def assemble(inputs: Inputs, front_ends: Sequence[FrontEnd]) -> Plan:
     before it claimed: a pod is scheduled by the first front-end that claims it. The
     pods they would create are counted first (:func:`check_demands`)."""
     check_demands(inputs, front_ends)
+    pods, warnings = priority_classes.resolve_pods(inputs, inputs.pods)
+    if pods is not inputs.pods:
+        inputs = replace(inputs, pods=pods)
     workloads: list[Workload] = []
     claimed: set[str] = set()
     created: list[Pod] = []
     levels = inputs.topology_levels
     source = inputs.topology_source or "a Topology object" if levels is not None else ""
     node_labels: dict[str, dict[str, str]] = {}
-    warnings = list(inputs.warnings)
+    warnings = [*inputs.warnings, *warnings]
     claims: dict[str, tuple[Claim, ...]] = {}
     seen = inputs
     for front_end in front_ends:
@@ -152,6 +156,7 @@ def assemble(inputs: Inputs, front_ends: Sequence[FrontEnd]) -> Plan:
             pods = [p for p in (*inputs.pods, *created) if p.key not in claimed]
             seen = replace(inputs, pods=pods)
         got = front_end.build(seen)
+        _resolve_created(inputs, got)
         claimed |= got.claimed
         for w in got.workloads:
             if w.limit is None and w.pods:  # every front-end: from its pods' deadlines
@@ -176,6 +181,31 @@ def assemble(inputs: Inputs, front_ends: Sequence[FrontEnd]) -> Plan:
             workloads.append(loose_pod(p))
             _hold_gated(workloads[-1], ())
     return Plan(workloads, nodes, levels, bound, warnings, claims, source)
+
+
+def _resolve_created(inputs: Inputs, got: Contribution) -> None:
+    """The pods a front-end created from its templates, with the priority their class
+    gives them (:func:`priority_classes.resolve_pods`), and the priority of its workloads
+    that it took from those pods."""
+    if not got.pods:
+        return
+    pods, warnings = priority_classes.resolve_pods(inputs, got.pods)
+    got.warnings.extend(warnings)
+    if pods is got.pods:
+        return
+    changed = {p.key: p for old, p in zip(got.pods, pods, strict=True) if p is not old}
+    got.pods = pods
+    for w in got.workloads:
+        mine = [k for k in w.pods if k in changed]
+        if not mine:
+            continue
+        before = max(p.priority for p in w.pods.values())
+        w.pods.update((k, changed[k]) for k in mine)
+        after = max(p.priority for p in w.pods.values())
+        if w.priority == before:  # the front-end ranked it by its pods
+            w.priority = after
+            if isinstance(w.tree, Group) and w.tree.priority == before:
+                w.tree.priority = after
 
 
 def _hold_gated(w: Workload, own: tuple[str, ...]) -> None:

@@ -68,6 +68,7 @@ from gangsched.api.objects import (
     required_str,
 )
 from gangsched.api.quantity import format_quantity, parse_resources
+from gangsched.frontends import priority_classes
 from gangsched.frontends.base import MAX_OBJECT_PODS, Contribution, Demand, FrontEnd
 from gangsched.frontends.networktopology import NetworkTopology, Origin, parse_network_topology
 from gangsched.frontends.sched_queues import VolcanoQueues
@@ -529,7 +530,8 @@ def build(inputs: Inputs) -> Contribution:
         except InputError as err:
             raise ms.origin.locate(err) from None
         out.pods.extend(pods)
-        add_gangs(out, groups, pods, tiers, queues, kind=KIND)
+        add_gangs(out, groups, pods, tiers, queues, priority_classes.classes(inputs),
+                  kind=KIND)
     out.warnings.extend(tiers.warnings)
     return out
 

@@ -63,6 +63,7 @@ from gangsched.api.objects import (
 from gangsched.api.quantity import parse_resources
 from gangsched.api.types import LabelSelector, Pod
 from gangsched.cluster.topology import infer_levels
+from gangsched.frontends import priority_classes
 from gangsched.frontends.base import Contribution, FrontEnd, add_groups
 from gangsched.frontends.networktopology import (
     HyperNode,
@@ -486,11 +487,15 @@ def _tree(pg: PodGroup, split: _Split, tiers: Tiers, kind: str, priority: int) -
 
 
 def build_workload(pg: PodGroup, pods: Sequence[Pod], tiers: Tiers,
-                   kind: str = "PodGroup") -> tuple[Workload, list[str]]:
-    """The Workload of one PodGroup and its member pods, and warnings about it."""
+                   classes: Mapping[str, int], kind: str = "PodGroup"
+                   ) -> tuple[Workload, list[str]]:
+    """The Workload of one PodGroup and its member pods, and warnings about it. Its
+    priority is its ``priorityClassName``'s value (``classes``: each PriorityClass's), as
+    Volcano ranks a job, else its pods' highest."""
     ordered = sorted(pods, key=lambda p: natural_key(p.name))
     split = _split(pg, ordered)
-    priority = max((p.priority for p in ordered), default=0)
+    own = classes.get(pg.priority_class_name) if pg.priority_class_name else None
+    priority = own if own is not None else max((p.priority for p in ordered), default=0)
     workload = Workload(name=pg.key, kind=kind, tree=None, priority=priority,
                         source=pg.origin.where)
     reasons = _waiting(pg, split)
@@ -515,13 +520,14 @@ def _leaves(node: Group | PodSet) -> Iterable[PodSet]:
 
 
 def add_gangs(out: Contribution, groups: Sequence[PodGroup], pods: Sequence[Pod],
-              tiers: Tiers, queues: VolcanoQueues, kind: str = "PodGroup") -> None:
+              tiers: Tiers, queues: VolcanoQueues, classes: Mapping[str, int],
+              kind: str = "PodGroup") -> None:
     """Workloads for ``groups`` with their member pods among ``pods``; pods naming a
     PodGroup that is not there wait for it, and so does a PodGroup whose queue does not
     admit it. Every member pod is claimed."""
 
     def one(pg: PodGroup, mine: list[Pod]) -> tuple[Workload, list[str]]:
-        workload, warnings = build_workload(pg, mine, tiers, kind)
+        workload, warnings = build_workload(pg, mine, tiers, classes, kind)
         blocked = queues.problem(pg.queue)
         if blocked and not workload.invalid:
             workload.tree, workload.waiting = None, blocked
@@ -553,7 +559,8 @@ def tiers_of(inputs: Inputs) -> Tiers:
 def build(inputs: Inputs) -> Contribution:
     tiers = tiers_of(inputs)
     out = Contribution(levels=tiers.levels, node_labels=tiers.node_labels)
-    add_gangs(out, podgroups(inputs), inputs.pods, tiers, VolcanoQueues(inputs))
+    add_gangs(out, podgroups(inputs), inputs.pods, tiers, VolcanoQueues(inputs),
+              priority_classes.classes(inputs))
     out.warnings.extend(tiers.warnings)
     return out
 

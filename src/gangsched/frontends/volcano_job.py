@@ -73,6 +73,7 @@ from gangsched.api.objects import (
 )
 from gangsched.api.quantity import format_quantity
 from gangsched.api.types import Pod
+from gangsched.frontends import priority_classes
 from gangsched.frontends.base import MAX_OBJECT_PODS, Contribution, Demand, FrontEnd
 from gangsched.frontends.networktopology import NetworkTopology, Origin, parse_network_topology
 from gangsched.frontends.sched_queues import VolcanoQueues
@@ -488,7 +489,8 @@ def build(inputs: Inputs) -> Contribution:
             groups.append(pg)
     keys = {g.key for g in groups}  # pods naming them, created here or in the inputs
     members = [p for p in (*inputs.pods, *out.pods) if group_of(p) in keys]
-    add_gangs(out, groups, members, tiers, VolcanoQueues(inputs), kind=KIND)
+    add_gangs(out, groups, members, tiers, VolcanoQueues(inputs),
+              priority_classes.classes(inputs), kind=KIND)
     out.warnings.extend(tiers.warnings)
     return out
 

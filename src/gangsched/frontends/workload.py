@@ -45,8 +45,9 @@ from dataclasses import dataclass, field
 from gangsched.api import schema
 from gangsched.api.errors import InputError, ValidationError
 from gangsched.api.loader import Document, Inputs, Kind
-from gangsched.api.objects import as_int, as_str
+from gangsched.api.objects import as_str
 from gangsched.api.types import Pod
+from gangsched.frontends import priority_classes
 from gangsched.frontends.base import Contribution, FrontEnd
 from gangsched.frontends.pods import identical, natural_key, podset
 from gangsched.frontends.workload_types import (
@@ -96,31 +97,6 @@ def _handle_composite(doc: Document, inputs: Inputs) -> None:
     group = parse_group(doc, COMPOSITE)
     inputs.claim(doc, _claim_key(group.namespace, group.name))
     inputs.add_object(doc, group)
-
-
-PRIORITY_CLASS = "PriorityClass"
-SYSTEM_PRIORITY_CLASSES = {"system-cluster-critical": 2_000_000_000,
-                           "system-node-critical": 2_000_001_000}
-"""The PriorityClasses every Kubernetes API server creates itself."""
-
-
-@dataclass(frozen=True)
-class PriorityClassObject:
-    """A ``scheduling.k8s.io/v1`` ``PriorityClass``: its name and value."""
-
-    name: str
-    value: int
-
-
-def _handle_priority_class(doc: Document, inputs: Inputs) -> None:
-    if doc.obj.get("value") is None:
-        raise doc.error("is required", "value")
-    try:
-        value = as_int(doc.obj.get("value"), "value")
-    except InputError as err:
-        raise doc.locate(err) from None
-    inputs.claim(doc)
-    inputs.add_object(doc, PriorityClassObject(doc.name, value))
 
 
 def _namespace(doc: Document) -> str:
@@ -252,10 +228,7 @@ class _Forest:
             for o in inputs.objects.get(kind, [])
             if isinstance(o, GroupObject)  # Volcano's PodGroup kind lands here too
         ]
-        self.classes = dict(SYSTEM_PRIORITY_CLASSES)
-        for pc in inputs.objects.get(PRIORITY_CLASS, []):
-            if isinstance(pc, PriorityClassObject):
-                self.classes[pc.name] = pc.value
+        self.classes = priority_classes.classes(inputs)
         position = {id(doc): i for i, doc in enumerate(inputs.documents)}
         objects.sort(key=lambda o: position.get(id(o.doc), 0))  # input order
         self.broken: dict[GroupKey, InputError] = {}  # objects that cannot be resolved
@@ -732,8 +705,7 @@ FRONT_END = FrontEnd(
         *(Kind("CompositePodGroup", (version,), _handle_composite,
                schema=_SCHEMAS[f"{version}/CompositePodGroup"])
           for version in COMPOSITE_VERSIONS),
-        Kind(PRIORITY_CLASS, ("scheduling.k8s.io/v1",), _handle_priority_class,
-             schema="gangsched.PriorityClass"),
+        *priority_classes.KINDS,
     ),
     build,
 )
