@@ -182,6 +182,25 @@ REQUEST_ERRORS = [
         id="request-above-limit",
     ),
     pytest.param(
+        {"containers": [container({"nvidia.com/gpu": "4"}, limits={"nvidia.com/gpu": "8"})]},
+        "spec.containers[0].resources.requests.nvidia.com/gpu",
+        "must be equal to nvidia.com/gpu limit of 8",
+        id="extended-request-below-limit",
+    ),
+    pytest.param(
+        {"containers": [container({"cpu": "1", "hugepages-2Mi": "1Gi"},
+                                  limits={"cpu": "1", "hugepages-2Mi": "2Gi"})]},
+        "spec.containers[0].resources.requests.hugepages-2Mi",
+        "must be equal to hugepages-2Mi limit of 2Gi",
+        id="hugepages-request-below-limit",
+    ),
+    pytest.param(
+        {"containers": [container({"hugepages-2Mi": "1Gi"}, limits={"hugepages-2Mi": "1Gi"})]},
+        "spec.containers[0].resources",
+        "HugePages require cpu or memory",
+        id="hugepages-alone",
+    ),
+    pytest.param(
         {"containers": [container({"gpu": "1"})]},
         "spec.containers[0].resources.requests.gpu",
         "not a container resource",

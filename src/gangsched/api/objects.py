@@ -464,21 +464,40 @@ def _max_into(total: dict[str, int], other: Mapping[str, int]) -> None:
 def _requests_with_limits(resources: object, field: str,
                           defaulted: set[str] | None = None) -> dict[str, int]:
     """Requests of one ``resources`` block; a resource only limited is requested at its
-    limit (API defaulting: its name is added to ``defaulted``), and a request may not
-    exceed its limit."""
+    limit (API defaulting: its name is added to ``defaulted``), a request may not exceed
+    its limit, nor differ from it for an extended resource or hugepages, and hugepages
+    come with cpu or memory."""
     block = as_mapping(resources, field)
     requests_field, limits_field = _join(field, "requests"), _join(field, "limits")
     requests = parse_resources(block.get("requests"), requests_field)
     limits = parse_resources(block.get("limits"), limits_field)
+    # ValidateResourceRequirements, but for one rule: an extended resource requested
+    # without a limit ("Limit must be set for non overcommitable resources") is read as
+    # requested, as manifests written for schedulers commonly do
     for name, limit in limits.items():
         if defaulted is not None and name not in requests:
             defaulted.add(name)
-        if requests.setdefault(name, limit) > limit:
+        request = requests.setdefault(name, limit)
+        if request != limit and not _overcommitable(name):
+            raise InputError(f"must be equal to {name} limit of {format_quantity(limit, name)}",
+                             field=f"{requests_field}.{name}")
+        if request > limit:
             raise InputError(
                 f"must be less than or equal to the {name} limit of {format_quantity(limit, name)}",
                 field=f"{requests_field}.{name}",
             )
+    if any(n.startswith("hugepages-") for n in requests) and not (
+            {"cpu", "memory"} & requests.keys()):
+        raise InputError("HugePages require cpu or memory", field=field)
     return requests
+
+
+def _overcommitable(name: str) -> bool:
+    """A request may sit below its limit (``IsOvercommitAllowed``): a native resource
+    (no domain, or a ``kubernetes.io/`` one) other than hugepages; an extended resource
+    (``nvidia.com/gpu``) and hugepages are asked for whole, request equal to limit."""
+    native = "/" not in name or "kubernetes.io/" in name
+    return native and not name.startswith("hugepages-")
 
 
 def _check_container_resource_names(resources: object, field: str) -> None:
