@@ -416,7 +416,7 @@ def test_nested_kueue_topologies_give_the_longest_chain_in_any_order(
         "topology.kubernetes.io/zone", "example.com/rack", "kubernetes.io/hostname"]
     assert len(inputs.objects["Topology"]) == 2  # each kept for the flavors naming it
     swapped = KUEUE_TOPOLOGY.replace("  - nodeLabel: topology.kubernetes.io/zone\n", "").replace(
-        "  - nodeLabel: kubernetes.io/hostname\n", "  - nodeLabel: kubernetes.io/hostname\n"
+        "  - nodeLabel: example.com/rack\n", "  - nodeLabel: example.com/rack\n"
         "  - nodeLabel: topology.kubernetes.io/zone\n").replace("default", "upside-down")
     err = load_error(write_yaml(KUEUE_TOPOLOGY + "---\n" + swapped))
     assert "disagree" in err.message and err.obj == "Topology/upside-down"
@@ -433,6 +433,19 @@ def test_nested_kueue_topologies_give_the_longest_chain_in_any_order(
             id="duplicate",
         ),
         pytest.param("spec: levels", "spec", "must be a mapping", id="spec-string"),
+        pytest.param(
+            "spec: {levels: [{nodeLabel: kubernetes.io/hostname}, {nodeLabel: example.com/rack}]}",
+            "spec.levels[0].nodeLabel",
+            "the kubernetes.io/hostname label can only be used at the lowest level",
+            id="hostname-not-lowest",
+        ),
+        pytest.param(
+            "spec: {levels: [" + ", ".join(f"{{nodeLabel: example.com/l{i}}}" for i in range(17))
+            + "]}",
+            "spec.levels",
+            "must have at most 16 items, got 17",
+            id="seventeen-levels",
+        ),
     ],
 )
 def test_topology_errors(write_yaml: WriteYaml, spec: str, field: str, message: str) -> None:

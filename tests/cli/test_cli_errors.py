@@ -351,6 +351,15 @@ def test_topology_option_keys_must_be_label_keys(keys: str, run: Run, tmp_path: 
     assert_one_line_error(result, "--topology", "invalid label key")
 
 
+def test_hostname_is_only_the_lowest_level_of_the_topology_option(run: Run,
+                                                                   tmp_path: Path) -> None:
+    """Hosts above racks split each rack into one-node racks, silently."""
+    cluster = _write(tmp_path, NODE.format(name="n1", capacity="8"))
+    result = run("place", cluster, EXAMPLES / "workload-gang.yaml", "--topology",
+                 "kubernetes.io/hostname,example.com/rack")
+    assert_one_line_error(result, "--topology", "kubernetes.io/hostname can only be the last")
+
+
 @pytest.mark.parametrize("command", ["place", "validate", "explain", "cluster show"])
 def test_a_bad_topology_option_is_an_error_even_when_a_topology_object_wins(
         command: str, run: Run) -> None:

@@ -938,12 +938,22 @@ class TopologyObject:
         return None
 
 
+MAX_TOPOLOGY_LEVELS = 16
+HOSTNAME_KEY = "kubernetes.io/hostname"
+
+
 def _topology_levels(doc: Document) -> TopologyObject:
     spec = as_mapping(doc.obj.get("spec"), "spec")
     entries = list(mappings(spec.get("levels"), "spec.levels"))
     levels = [required_str(item, "nodeLabel", path) for item, path in entries]
     if not levels:
         raise InputError("must list at least one level", field="spec.levels")
+    if len(levels) > MAX_TOPOLOGY_LEVELS:  # the CRDs' MaxItems, Kueue's and KAI's
+        raise InputError(f"must have at most {MAX_TOPOLOGY_LEVELS} items, got {len(levels)}",
+                         field="spec.levels")
+    if HOSTNAME_KEY in levels[:-1]:  # both CRDs' rule
+        raise InputError(f"the {HOSTNAME_KEY} label can only be used at the lowest level of "
+                         "topology", field=f"spec.levels[{levels.index(HOSTNAME_KEY)}].nodeLabel")
     for i, label in enumerate(levels):
         problems = names.qualified_name(label)
         if problems:

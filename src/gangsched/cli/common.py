@@ -557,6 +557,9 @@ def parse_topology_option(value: str) -> list[str]:
     duplicate = next((k for i, k in enumerate(keys) if k in keys[:i]), None)
     if duplicate is not None:
         raise InputError(f"label key {duplicate!r} given twice", field="--topology")
+    if "kubernetes.io/hostname" in keys[:-1]:  # each host is its own domain: the lowest
+        raise InputError("kubernetes.io/hostname can only be the last (lowest) level",
+                         field="--topology")
     for key in keys:
         problems = qualified_name(key)
         if problems:
