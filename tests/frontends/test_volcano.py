@@ -318,6 +318,18 @@ def test_node_outside_wider_hypernodes_keeps_its_narrow_one_as_its_domain(
                       "n2": (None, None)}
 
 
+def test_an_empty_label_match_selects_no_node_as_in_volcano(tmp_path: Path) -> None:
+    """Volcano's member selector returns no node for a labelMatch with neither
+    matchLabels nor matchExpressions: it took every node, one switch over the cluster."""
+    plan = plan_of(tmp_path,
+                   hypernode("empty", 1, member("Node", labelMatch={})),
+                   hypernode("racked", 1, member("Node", labelMatch={
+                       "matchLabels": {"rack": "a"}})),
+                   node("n0", rack="a"), node("n1", rack="b"))
+    labels = {n.name: n.labels.get(TIER1) for n in plan.nodes}
+    assert labels == {"n0": "racked", "n1": None}
+
+
 def test_network_topology_becomes_constraints_on_tier_keys(tmp_path: Path) -> None:
     topology = example("volcano-hypernodes.yaml")
     group = podgroup(min_member=2, networkTopology={"highestTierName": "spine"},

@@ -203,7 +203,10 @@ class Member:
             return name == self.exact
         if self.regex is not None:
             return self.regex.search(name) is not None  # Go's MatchString: unanchored
-        return self.labels is not None and labels is not None and self.labels.matches(labels)
+        # an empty labelMatch selects no node in Volcano (member_selector.go), not every one
+        sel = self.labels
+        return (sel is not None and labels is not None
+                and bool(sel.match_labels or sel.match_expressions) and sel.matches(labels))
 
 
 @dataclass(frozen=True)
