@@ -260,3 +260,33 @@ def test_a_report_that_cannot_be_written_is_a_one_line_error(
     monkeypatch.setattr(report, "write_report", full)
     code, _, err = invoke(*SMALL, "-p", "gangsched", "--seeds", "1", "--out-dir", tmp_path / "o")
     one_line_error(code, err, "report.html", "No space left on device")
+
+
+def test_a_failed_write_leaves_no_half_written_file(tmp_path: Path) -> None:
+    """A full disk (a file-size limit here) while writing the trace or the report: the
+    error names the file, and no cut-off file is left where a whole one was expected."""
+    import resource
+    import subprocess
+    import sys
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (8192, 8192))
+
+    trace, out = tmp_path / "saved.jsonl", tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-m", "gangsched.cli.main", "simulate", *SMALL, "-p", "gangsched",
+         "--save-trace", str(trace), "--out-dir", str(out)],
+        capture_output=True, text=True, preexec_fn=limit, timeout=600, check=False)
+    assert done.returncode == 1, done.stderr
+    errors = [x for x in done.stderr.splitlines() if x.startswith("error: ")]
+    assert len(errors) == 1 and "Traceback" not in done.stderr, done.stderr
+    line = errors[0]
+    assert line.endswith(": cannot write: File too large")
+    failed = Path(line[len("error: "):-len(": cannot write: File too large")])
+    assert failed in (trace, *(out / name for name in ("report.html", "summary.json",
+                                                        "timeseries.csv", "units.csv")),
+                      *out.glob("*.png")) or failed.parent == out
+    assert not failed.exists()  # not cut off: not there at all
+    for path in out.glob("*.json"):
+        json.loads(path.read_text())  # what was written is whole
+    assert not list(tmp_path.rglob(".*.tmp"))  # no temporary file left behind

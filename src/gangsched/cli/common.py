@@ -33,6 +33,7 @@ from typer.core import TyperCommand, TyperGroup
 from typer.models import CommandFunctionType, TyperPath
 
 from gangsched.api.errors import GangschedError, InputError
+from gangsched.api.files import write_atomic
 from gangsched.api.names import first, printable, qualified_name
 from gangsched.cli.lighthelp import import_rich_utils
 
@@ -300,44 +301,8 @@ def _drop_stdout() -> None:
 
 
 def write_output_file(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` whole or not at all: into a temporary file beside it,
-    renamed over it once complete, so a full disk leaves the old file as it was and no
-    half-written one. A path that exists and is not a regular file (``/dev/stdout``, a
-    FIFO) is written in place. A failure is an error naming the file."""
-    import tempfile
-
-    data = memoryview(text.encode("utf-8"))
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if path.exists() and not path.is_file():
-            with open(path, "wb") as handle:
-                handle.write(data)
-            return
-        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            try:
-                os.fchmod(fd, _file_mode(path))
-                while data:
-                    data = data[os.write(fd, data):]
-            finally:
-                os.close(fd)
-            os.replace(temp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
-            raise
-    except OSError as exc:
-        raise InputError(f"cannot write: {exc.strerror or exc}", file=str(path)) from None
-
-
-def _file_mode(path: Path) -> int:
-    """The mode a new file gets (0666 less the umask), or the one ``path`` has."""
-    try:
-        return path.stat().st_mode & 0o7777
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
+    """Write ``text`` to ``path`` whole or not at all (:func:`write_atomic`)."""
+    write_atomic(path, text)
 
 
 def check_out_dir(path: Path, field: str = "--out-dir") -> None:

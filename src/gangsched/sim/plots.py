@@ -13,6 +13,7 @@ caption the HTML report shows under it; :func:`draw_all` writes all of them.
 
 from __future__ import annotations
 
+import io
 import math
 import zlib
 from collections.abc import Callable, Mapping
@@ -28,6 +29,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator, PercentFormatter
 
+from gangsched.api.files import write_atomic
 from gangsched.sim.result import Study
 
 WIDTH = 10.0  # inches
@@ -99,7 +101,9 @@ def _number(value: Any) -> float | None:
 
 def _save(fig: Figure, path: Path) -> None:
     FigureCanvasAgg(fig)
-    fig.savefig(path, format="png", dpi=DPI, metadata={"Software": None})
+    out = io.BytesIO()
+    fig.savefig(out, format="png", dpi=DPI, metadata={"Software": None})
+    write_atomic(path, out.getvalue())
 
 
 def _figure(height: float) -> Figure:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from rich import box
 from rich.table import Table
 
+from gangsched.api.files import write_atomic
 from gangsched.sim.result import Sample, Study, UnitRecord
 from gangsched.sim.stats import verdict
 
@@ -526,8 +527,7 @@ def write_report(study: Study, out_dir: Path,
     written: list[Path] = []
 
     path = out_dir / "summary.json"
-    path.write_text(json.dumps(summary, indent=2, sort_keys=True, allow_nan=False) + "\n",
-                    encoding="utf-8")
+    write_atomic(path, json.dumps(summary, indent=2, sort_keys=True, allow_nan=False) + "\n")
     written.append(path)
 
     unit_rows = study.unit_rows()
@@ -550,7 +550,7 @@ def write_report(study: Study, out_dir: Path,
     written += [p.path for p in drawn]
 
     path = out_dir / "report.html"
-    path.write_text(render_html(study, summary, drawn, fidelity), encoding="utf-8")
+    write_atomic(path, render_html(study, summary, drawn, fidelity))
     written.append(path)
     return written
 

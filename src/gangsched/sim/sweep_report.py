@@ -8,6 +8,7 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from gangsched.api.files import write_atomic
 from gangsched.sim.metrics import study_summary
 from gangsched.sim.report import (
     CSS,
@@ -28,8 +29,7 @@ def write_sweep_report(result: SweepResult, out_dir: Path,
     written: list[Path] = []
     summary = _jsonable(result.summary())
     path = out_dir / "summary.json"
-    path.write_text(json.dumps(summary, indent=2, sort_keys=True, allow_nan=False) + "\n",
-                    encoding="utf-8")
+    write_atomic(path, json.dumps(summary, indent=2, sort_keys=True, allow_nan=False) + "\n")
     written.append(path)
     page = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
             "<title>gangsched sweep</title>", f"<style>{CSS}</style>", "</head>", "<body>",
@@ -51,6 +51,6 @@ def write_sweep_report(result: SweepResult, out_dir: Path,
                  f'report.html">{_e(cell.label)}/report.html</a>.</p>']
     page += ["</main>", "</body>", "</html>", ""]
     path = out_dir / "report.html"
-    path.write_text("\n".join(page), encoding="utf-8")
+    write_atomic(path, "\n".join(page))
     written.append(path)
     return written

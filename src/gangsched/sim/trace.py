@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from gangsched.api.errors import GangschedError, InputError
+from gangsched.api.files import write_atomic
 from gangsched.api.names import first, label_value, qualified_name
 from gangsched.api.quantity import parse_resources
 from gangsched.api.types import NodeRequirements, Pod
@@ -589,7 +590,4 @@ def _quantities(req: Mapping[str, int]) -> dict[str, str | int]:
 
 def write_trace(specs: Iterable[WorkloadSpec], path: str | Path) -> None:
     text = "".join(json.dumps(spec_json(s), separators=(",", ":")) + "\n" for s in specs)
-    try:
-        Path(path).write_text(text, encoding="utf-8")
-    except OSError as err:
-        raise InputError(f"cannot write: {err.strerror or err}", file=str(path)) from None
+    write_atomic(Path(path), text)
