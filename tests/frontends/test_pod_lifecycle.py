@@ -125,3 +125,20 @@ def test_bad_scheduling_gates_are_refused(tmp_path: Path, gates: list[Any],
     with pytest.raises(InputError) as e:
         plan_of(tmp_path, node("n0"), pod("p", group=None, spec__schedulingGates=gates))
     assert fragment in str(e.value)
+
+
+def test_constraints_gangsched_does_not_model_are_a_warning_once(tmp_path: Path) -> None:
+    anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{
+        "labelSelector": {"matchLabels": {"app": "x"}},
+        "topologyKey": "kubernetes.io/hostname"}]}}
+    spread = [{"maxSkew": 1, "topologyKey": "kubernetes.io/hostname",
+               "labelSelector": {"matchLabels": {"app": "x"}}}]
+    pods = [pod("a", spec__affinity=anti), pod("b", spec__affinity=anti),
+            pod("c", group=None, spec__topologySpreadConstraints=spread),
+            pod("d", group=None, spec__topologySpreadConstraints=[
+                {**spread[0], "whenUnsatisfiable": "ScheduleAnyway"}])]
+    plan = plan_of(tmp_path, node("n0"), node("n1"), podgroup(), *pods)
+    unmodelled = [w for w in plan.warnings if "not modelled" in w]
+    assert len(unmodelled) == 2, plan.warnings
+    assert "Pod/a: spec.affinity.podAntiAffinity.requiredDuringScheduling" in unmodelled[0]
+    assert "Pod/c: spec.topologySpreadConstraints" in unmodelled[1]

@@ -708,6 +708,17 @@ class Inputs:
     warnings: list[str] = field(default_factory=list)
     _claimed: dict[tuple[str, str], Document] = field(default_factory=dict, repr=False)
     _generated: set[tuple[str, str, str]] = field(default_factory=set, repr=False)
+    _unmodelled: set[str] = field(default_factory=set, repr=False)  # fields warned about
+
+    def note_unmodelled(self, doc: Document, fields: Sequence[str]) -> None:
+        """Warn once per load about each of ``fields`` (a pod's constraint gangsched does
+        not model), at the first document that sets it."""
+        for name in fields:
+            if name not in self._unmodelled:
+                self._unmodelled.add(name)
+                self.warnings.append(str(doc.error(
+                    "not modelled: gangsched places pods without this constraint (the "
+                    "first pod of the inputs that sets it)", name)))
 
     def claim(self, doc: Document, key: str | None = None) -> None:
         """Record that ``doc`` defines ``doc.kind`` ``key`` (default: its name).
@@ -848,8 +859,39 @@ def _handle_node(doc: Document, inputs: Inputs) -> None:
 def _handle_pod(doc: Document, inputs: Inputs) -> None:
     pod = parse_pod(with_generated_name(doc))
     inputs.claim(doc, pod.key)
+    spec = doc.obj.get("spec")
+    if isinstance(spec, Mapping) and not pod.node_name:
+        unmodelled = unmodelled_constraints(spec)
+        if unmodelled:
+            inputs.note_unmodelled(doc, unmodelled)
     if not pod_gone(doc.obj):  # a finished pod holds nothing; one being deleted waits for nothing
         inputs.pods.append(pod)
+
+
+def unmodelled_constraints(spec: Mapping[str, Any]) -> list[str]:
+    """The fields of a pod spec that constrain where it may go and that gangsched does
+    not model: required inter-pod (anti-)affinity, topology spread that does not schedule
+    when unsatisfied, host ports."""
+    out = []
+    affinity = spec.get("affinity")
+    if isinstance(affinity, Mapping):
+        for kind in ("podAffinity", "podAntiAffinity"):
+            terms = affinity.get(kind)
+            if isinstance(terms, Mapping) and terms.get(
+                    "requiredDuringSchedulingIgnoredDuringExecution"):
+                out.append(f"spec.affinity.{kind}.requiredDuringSchedulingIgnoredDuringExecution")
+    spread = spec.get("topologySpreadConstraints")
+    if isinstance(spread, list) and any(
+            isinstance(c, Mapping) and c.get("whenUnsatisfiable") in (None, "DoNotSchedule")
+            for c in spread):
+        out.append("spec.topologySpreadConstraints")
+    for kind in ("containers", "initContainers"):
+        for c in spec.get(kind) or ():
+            ports = c.get("ports") if isinstance(c, Mapping) else None
+            if isinstance(ports, list) and any(isinstance(x, Mapping) and x.get("hostPort")
+                                               for x in ports):
+                out.append(f"spec.{kind}[].ports[].hostPort")
+    return out
 
 
 _GENERATED = "bcdfghjklmnpqrstvwxz2456789"  # the API server's alphabet for generateName
