@@ -110,3 +110,28 @@ def test_unit_names() -> None:
     assert unit_name("ns/app", "ns/app", unit, alone=True) == "ns/app"
     assert unit_name("ns/app", "ns/app", unit, alone=False) == "ns/app/web"
     assert unit_name("w", "elsewhere", unit, alone=False) == "w/web"
+
+
+SWITCH = "gangsched.io/switch"
+
+
+def test_residual_pins_every_required_key_of_a_node() -> None:
+    """A set required in one rack and one switch keeps its extras on both (the second key
+    was left free: extras spread over two switches)."""
+    ps = PodSet("w", "job/w", tuple(f"ns/w-{i}" for i in range(4)), {"cpu": 1, "pods": 1},
+                min_pods=2, topology=(Constraint(RACK), Constraint(SWITCH)))
+
+    def pins(node: str, key: str) -> tuple[tuple[str, str], ...]:
+        return ((key, {RACK: "r0", SWITCH: "s1"}[key]),)
+
+    r = residual(ps, {"job/w": {"ns/w-0": "n0", "ns/w-1": "n0"}}, pins)
+    assert isinstance(r, PodSet) and r.pods == ("ns/w-2", "ns/w-3")
+    assert r.topology == (Constraint(RACK, "required", "r0"),
+                          Constraint(SWITCH, "required", "s1"))
+
+
+def test_residual_keeps_the_pods_a_tree_says_are_running_against_its_cap() -> None:
+    ps = PodSet("w", "job/w", ("ns/w-0", "ns/w-1", "ns/w-2"), {"cpu": 1, "pods": 1},
+                min_pods=1, max_pods_per_node=1, held_per_node={"n0": 1})
+    r = residual(ps, {"job/w": {"ns/w-0": "n1"}}, rack_of)
+    assert isinstance(r, PodSet) and r.held_per_node == {"n0": 1, "n1": 1}

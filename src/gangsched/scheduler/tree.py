@@ -111,30 +111,29 @@ def residual(node: TreeNode, sets: Sets, pins_of: PinsOf) -> TreeNode | None:
 
 def _pin(topology: tuple[Constraint, ...], where: str | None,
          pins_of: PinsOf) -> tuple[Constraint, ...]:
+    """Every required constraint of ``topology`` not pinned yet, pinned to the domain of
+    node ``where`` (the wider levels' values first, where the key's value names several
+    domains: the engine applies pins in order)."""
     if where is None:
         return topology
-    out = list(topology)
-    for i, c in enumerate(out):
-        if c.mode == "required":
-            if c.value is None:
-                pins = pins_of(where, c.key)
-                if pins:
-                    # the wider levels' values first, where the key's value names
-                    # several domains (the engine applies pins in order)
-                    named = {x.key for x in out}
-                    wider = [Constraint(k, "required", v) for k, v in pins[:-1]
-                             if k not in named]
-                    out[i] = replace(c, value=pins[-1][1])
-                    out[i:i] = wider
-            break
+    named = {x.key for x in topology}
+    out: list[Constraint] = []
+    for c in topology:
+        pins = pins_of(where, c.key) if c.mode == "required" and c.value is None else ()
+        if pins:
+            out.extend(Constraint(k, "required", v) for k, v in pins[:-1] if k not in named)
+            named.update(k for k, _ in pins[:-1])
+            c = replace(c, value=pins[-1][1])
+        out.append(c)
     return tuple(out)
 
 
 def _held(node: TreeNode, sets: Sets) -> dict[str, int]:
-    """Bound pods of a capped set or group, per node: they count against its cap."""
+    """Bound pods of a capped set or group, per node: they count against its cap (with
+    those the tree already says are running there)."""
     if node.max_pods_per_node is None:
         return {}
-    held: dict[str, int] = {}
+    held: dict[str, int] = dict(node.held_per_node)
     for ps in podsets(node):
         for node_name in sets.get(ps.path, _EMPTY).values():
             held[node_name] = held.get(node_name, 0) + 1
