@@ -105,7 +105,10 @@ def find_preemption(
     topo = state.topology
     index = topo.index
     offers: dict[int, Offer] = {}
-    if surplus_only and not any(_offered(u, index, offers)[1] for u in cands):
+    # a unit holding no more pods than its minimum has no surplus (checked first: the
+    # surplus walk of every running unit, for each unit that failed, was most of a pass)
+    if surplus_only and not any(u.has_surplus and _offered(u, index, offers)[1]
+                                for u in cands):
         out.notes.append("no pods above a minimum to reclaim")
         return out
     level = _level(tree, state)

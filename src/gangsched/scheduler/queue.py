@@ -56,8 +56,6 @@ class QueuePass:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self._running: list[Unit] | None = None  # running units by priority, this pass
-        self._surplus: list[Unit] | None = None  # those of them with pods above a minimum
-        self._surplus_priorities: list[int] = []
         # extras decided with their unit's minimum, bound after the pass (:mod:`.plans`)
         self.plans = Plans()
         self._whole = ctx.policy.min_first and getattr(ctx.policy, "whole", False)
@@ -112,8 +110,7 @@ class QueuePass:
         plan: Preemption | None = None
         note = ""
         if not d.admitted and reclaim:
-            peers = [x for x in self._with_surplus(u.priority + 1)
-                     if x.running and x is not u and x.has_surplus]
+            peers = [x for x in self._at_most(u.priority + 1) if x.running and x is not u]
             found = find_preemption(tree, u.priority + 1, peers, snap.state, ctx.place,
                                     hidden, ctx.config.preemption_budget, surplus_only=True)
             if found.plan is not None:
@@ -147,17 +144,6 @@ class QueuePass:
         yield Retry(u, UnitState.pending, d.reason, now,
                     epoch=snap.epoch(u, preemption, reclaim))
         yield Event("Unschedulable", u, d.reason + (f" (preemption: {note})" if note else ""))
-
-    def _with_surplus(self, priority: int) -> list[Unit]:
-        """:meth:`_at_most`, only the units holding pods above their minimum at the start
-        of the pass: only those have surplus to reclaim (extras are bound after the
-        attempts, so none gains any during them)."""
-        if self._surplus is None:
-            self._at_most(priority)
-            assert self._running is not None
-            self._surplus = [x for x in self._running if x.has_surplus]
-            self._surplus_priorities = [x.priority for x in self._surplus]
-        return self._surplus[:bisect_left(self._surplus_priorities, priority)]
 
     def _at_most(self, priority: int) -> list[Unit]:
         """Units running at the start of the pass with a priority below ``priority``
