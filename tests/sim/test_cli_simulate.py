@@ -283,9 +283,7 @@ def test_a_failed_write_leaves_no_half_written_file(tmp_path: Path) -> None:
     line = errors[0]
     assert line.endswith(": cannot write: File too large")
     failed = Path(line[len("error: "):-len(": cannot write: File too large")])
-    assert failed in (trace, *(out / name for name in ("report.html", "summary.json",
-                                                        "timeseries.csv", "units.csv")),
-                      *out.glob("*.png")) or failed.parent == out
+    assert failed == trace or failed.parent == out  # the file being written is named
     assert not failed.exists()  # not cut off: not there at all
     for path in out.glob("*.json"):
         json.loads(path.read_text())  # what was written is whole

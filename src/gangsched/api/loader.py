@@ -720,6 +720,10 @@ class Inputs:
                     "not modelled: gangsched places pods without this constraint (the "
                     "first pod of the inputs that sets it)", name)))
 
+    def document(self, kind: str, key: str) -> Document | None:
+        """The document that defines ``kind`` ``key`` (as :meth:`claim` recorded it)."""
+        return self._claimed.get((kind, key))
+
     def claim(self, doc: Document, key: str | None = None) -> None:
         """Record that ``doc`` defines ``doc.kind`` ``key`` (default: its name).
 

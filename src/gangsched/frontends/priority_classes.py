@@ -14,7 +14,7 @@ class when it names none. A pod naming a class the inputs do not hold keeps its 
 when the inputs hold PriorityClasses. A pod whose ``spec.priority`` differs from its
 class's value is refused, as the plugin refuses it. Front-ends that rank a gang by its
 pods' priority then see the class's value; a Volcano PodGroup's own
-``priorityClassName`` ranks the gang as Volcano ranks its job (:func:`class_value`).
+``priorityClassName`` ranks the gang as Volcano ranks its job (:func:`classes`).
 """
 
 from __future__ import annotations
@@ -83,11 +83,6 @@ def classes(inputs: Inputs) -> dict[str, int]:
     return out
 
 
-def class_value(inputs: Inputs, name: str | None) -> int | None:
-    """The value of the class ``name``, None when there is no such class (or no name)."""
-    return classes(inputs).get(name) if name else None
-
-
 def resolve_pods(inputs: Inputs, pods: list[Pod]) -> tuple[list[Pod], list[str]]:
     """``pods`` with the priority the Priority admission plugin gives them, and warnings
     (see the module docstring); raises InputError for a pod whose ``spec.priority``
@@ -114,8 +109,7 @@ def resolve_pods(inputs: Inputs, pods: list[Pod]) -> tuple[list[Pod], list[str]]
             message = (f"the integer value of priority ({pod.priority}) must not be "
                        "provided in pod spec; priority admission controller computed "
                        f"{value} from the given PriorityClass name")
-            doc = next((d for d in inputs.documents if d.kind == "Pod" and d.name == pod.name
-                        and _namespace(d) == pod.namespace), None)
+            doc = inputs.document("Pod", pod.key)
             if doc is not None:
                 raise doc.error(message, "spec.priority")
             raise InputError(f"Pod {pod.key}: {message}", field="spec.priority")
@@ -123,11 +117,5 @@ def resolve_pods(inputs: Inputs, pods: list[Pod]) -> tuple[list[Pod], list[str]]
     return out, warnings
 
 
-def _namespace(doc: Document) -> str:
-    meta = doc.obj.get("metadata")
-    ns = meta.get("namespace") if isinstance(meta, dict) else None
-    return ns if isinstance(ns, str) and ns else "default"
-
-
-__all__ = ["KIND", "KINDS", "SYSTEM_PRIORITY_CLASSES", "PriorityClassObject", "class_value",
-           "classes", "resolve_pods"]
+__all__ = ["KIND", "KINDS", "SYSTEM_PRIORITY_CLASSES", "PriorityClassObject", "classes",
+           "resolve_pods"]

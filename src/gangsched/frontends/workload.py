@@ -45,7 +45,6 @@ from dataclasses import dataclass, field
 from gangsched.api import schema
 from gangsched.api.errors import InputError, ValidationError
 from gangsched.api.loader import Document, Inputs, Kind
-from gangsched.api.objects import as_str
 from gangsched.api.types import Pod
 from gangsched.frontends import priority_classes
 from gangsched.frontends.base import Contribution, FrontEnd
@@ -97,12 +96,6 @@ def _handle_composite(doc: Document, inputs: Inputs) -> None:
     group = parse_group(doc, COMPOSITE)
     inputs.claim(doc, _claim_key(group.namespace, group.name))
     inputs.add_object(doc, group)
-
-
-def _namespace(doc: Document) -> str:
-    meta = doc.obj.get("metadata")
-    ns = meta.get("namespace") if isinstance(meta, dict) else None
-    return as_str(ns, "metadata.namespace") or "default"
 
 
 # -- resolved groups ---------------------------------------------------------------------
@@ -385,9 +378,7 @@ class _Forest:
         key = (g.obj.namespace, g.name)
         for pod in (*self.pending.get(key, ()), *self.bound.get(key, ())):
             if pod.priority and not pod.priority_class_name:
-                doc = next((d for d in self.inputs.documents if d.kind == "Pod"
-                            and d.name == pod.name and _namespace(d) == pod.namespace),
-                           None)
+                doc = self.inputs.document("Pod", pod.key)
                 message = (f"must not be set without spec.priorityClassName (the "
                            f"Priority admission plugin computes it from the PriorityClass; "
                            f"pod of {g.label})")
