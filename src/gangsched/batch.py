@@ -501,7 +501,7 @@ def grow_extras(admitted: list[tuple[WorkloadOutcome, TreeNode, dict[str, dict[s
     """Step 2: the admitted units' extras, in rounds (see the module docstring)."""
     exact = replace(opts, extras=False)
 
-    def pins(node: str, key: str) -> tuple[tuple[str, str], ...]:
+    def pins(node: str, key: str) -> tuple[tuple[str, str | None], ...]:
         return pins_of(state, node, key)
 
     last: dict[str, Decision] = {}

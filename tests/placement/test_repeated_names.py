@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from gangsched.api.types import NodeRequirements
+from gangsched.batch import place_plan
 from gangsched.cluster.state import ClusterState
 from gangsched.gang import Constraint, Group
+from gangsched.model import Plan, Workload
 from gangsched.placement import place
 from gangsched.placement.engine import Options
 from gangsched.placement.exact import solve
@@ -99,3 +102,45 @@ def test_a_value_pinned_names_every_domain_of_that_value() -> None:
     none = group("job", [podset("job/w", 1, gpu=8)], topology=(Constraint(RACK, value="r9"),))
     d = place(none, state, Options(exact=0), commit=False)
     assert not d.admitted and "r9" in d.reason
+
+
+def _batch(unit: Group, state: ClusterState) -> dict[str, str]:
+    """``gangsched place``'s batch on one workload: its pods, verified against the state
+    before."""
+    before = state.snapshot()
+    nodes = list(state.topology.nodes)
+    out = place_plan(Plan([Workload("ns/job", "PodGroup", unit)], nodes, [BLOCK, RACK], []),
+                     state)[0]
+    assert out.admitted, out.reason
+    assert verify(unit, before, out.pods) == []
+    return out.pods
+
+
+def test_extras_beside_a_node_lacking_its_block_label_stay_in_its_rack() -> None:
+    # rack r0 of block b0 (two nodes), and r0 of two nodes lacking a block label: two
+    # racks. The minimum can only go to a block-less node, so the extras must too; pinned
+    # to the value r0 alone they went to b0's r0
+    lone = [node(f"lone-{i}", {RACK: "r0", "special": "yes"}) for i in range(2)]
+    state = ClusterState.from_nodes([node("b0-h0", {BLOCK: "b0", RACK: "r0"}),
+                                     node("b0-h1", {BLOCK: "b0", RACK: "r0"}), *lone],
+                                    [BLOCK, RACK])
+    assert pins_of(state, "lone-0", RACK) == ((BLOCK, None), (RACK, "r0"))
+    need = NodeRequirements(node_selector=(("special", "yes"),))
+    unit = group("job", [podset("job/a", 1, gpu=8, min_pods=1, requirements=need),
+                         podset("job/b", 3, gpu=8, min_pods=0)],
+                 min_groups=2, topology=(Constraint(RACK),))
+    pods = _batch(unit, state)
+    assert sorted(pods.values()) == ["lone-0", "lone-1"]
+
+
+def test_extras_keep_the_block_of_their_rack_when_the_block_is_only_preferred() -> None:
+    # a preferred block key on the group is no pin: the extras' rack r0 is still b1's
+    state = two_blocks(hosts=2)
+    txn = state.begin()  # b0's r0 has room for one more pod, b1's for three
+    txn.place(np.array([0, 1]), np.array([8, 4]), state.shape({GPU: 1}))
+    txn.commit()
+    unit = group("job", [podset("job/a", 3, gpu=4, min_pods=3),
+                         podset("job/b", 1, gpu=4, min_pods=0)],
+                 min_groups=1, topology=(Constraint(RACK), Constraint(BLOCK, "preferred")))
+    pods = _batch(unit, state)
+    assert {n.split("-")[0] for n in pods.values()} == {"b1"}

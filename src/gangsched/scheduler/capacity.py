@@ -86,12 +86,13 @@ def domain_nodes(state: ClusterState, key: str | None, value: str | None) -> np.
     return state.topology.nodes_with(key, value)
 
 
-def pins_of(state: ClusterState, node: str, key: str) -> tuple[tuple[str, str], ...]:
+def pins_of(state: ClusterState, node: str, key: str) -> tuple[tuple[str, str | None], ...]:
     """The (key, value) pins naming the domain of ``key`` that holds ``node``, widest
     first: its value, after those of the wider levels needed to tell it from domains
     named alike (a rack r0 in two blocks: block=b1, rack=r0, as the engine's domains are
-    paths). () when the node lacks the key; the value alone when a wider label the path
-    needs is one the node lacks (no pin names that)."""
+    paths). A wider label the node lacks is pinned to None: the nodes lacking it (a rack
+    below no block is apart from the racks of that name in blocks). () when the node
+    lacks the key."""
     v = label_of(state, node, key)
     if v is None:
         return ()
@@ -102,12 +103,11 @@ def pins_of(state: ClusterState, node: str, key: str) -> tuple[tuple[str, str], 
     chain = topo.levels
     li = next(i for i, x in enumerate(chain) if x is lv)
     d = int(lv.node_domain[topo.index[node]])
-    out = [(key, v)]
+    out: list[tuple[str, str | None]] = [(key, v)]
     while not chain[li].unique and li > 0:
         d, li = int(chain[li].parent[d]), li - 1
-        if d < 0 or not chain[li].valid[d]:
-            return ((key, v),)
-        out.append((chain[li].key, chain[li].values[d]))
+        wider = chain[li]
+        out.append((wider.key, wider.values[d] if wider.valid[d] else None))
     return tuple(reversed(out))
 
 

@@ -92,7 +92,7 @@ class Snapshot:
     def node_ok(self, node: str) -> bool:
         return self.mirror.node_ok.get(node, False)
 
-    def pins_of(self, node: str, key: str) -> tuple[tuple[str, str], ...]:
+    def pins_of(self, node: str, key: str) -> tuple[tuple[str, str | None], ...]:
         return pins_of(self.mirror.state, node, key)
 
     # -- reservations ---------------------------------------------------------------------

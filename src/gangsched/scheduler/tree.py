@@ -9,13 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 
+from gangsched.api.types import NodeRequirements, NodeSelectorTerm, Requirement
 from gangsched.cluster.topology import Topology
 from gangsched.gang import Constraint, Group, PodSet, TreeNode, podsets, walk
 
 Sets = Mapping[str, Mapping[str, str]]
 # (node name, label key) -> the (key, value) pins naming that node's domain of the key,
-# widest first (scheduler.capacity.pins_of)
-PinsOf = Callable[[str, str], tuple[tuple[str, str], ...]]
+# widest first, None for a wider label the node lacks (scheduler.capacity.pins_of)
+PinsOf = Callable[[str, str], tuple[tuple[str, str | None], ...]]
 
 _EMPTY: Mapping[str, str] = {}
 
@@ -110,22 +111,44 @@ def residual(node: TreeNode, sets: Sets, pins_of: PinsOf) -> TreeNode | None:
 
 
 def _pin(topology: tuple[Constraint, ...], where: str | None,
-         pins_of: PinsOf) -> tuple[Constraint, ...]:
+         pins_of: PinsOf) -> tuple[tuple[Constraint, ...], tuple[str, ...]]:
     """Every required constraint of ``topology`` not pinned yet, pinned to the domain of
     node ``where`` (the wider levels' values first, where the key's value names several
-    domains: the engine applies pins in order)."""
+    domains: the engine applies pins in order); and the wider label keys that domain
+    lies below none of (its pods must go to nodes lacking them: :func:`_lacking`)."""
     if where is None:
-        return topology
-    named = {x.key for x in topology}
+        return topology, ()
+    named = {x.key for x in topology if x.mode == "required"}  # a preferred key is no pin
     out: list[Constraint] = []
+    absent: list[str] = []
     for c in topology:
         pins = pins_of(where, c.key) if c.mode == "required" and c.value is None else ()
         if pins:
-            out.extend(Constraint(k, "required", v) for k, v in pins[:-1] if k not in named)
-            named.update(k for k, _ in pins[:-1])
+            for k, v in pins[:-1]:
+                if v is None:
+                    absent.append(k)
+                elif k not in named:
+                    out.append(Constraint(k, "required", v))
+                    named.add(k)
             c = replace(c, value=pins[-1][1])
         out.append(c)
-    return tuple(out)
+    return tuple(out), tuple(dict.fromkeys(absent))
+
+
+def _lacking(node: TreeNode, keys: tuple[str, ...]) -> TreeNode:
+    """``node`` with every pod set below it also asking for nodes without labels ``keys``
+    (a node-affinity DoesNotExist in each term): a pinned domain below no domain of a
+    wider level holds just such nodes, apart from the domains of its name below one."""
+    if not keys:
+        return node
+    if isinstance(node, Group):
+        return replace(node, children=[_lacking(c, keys) for c in node.children])
+    need = tuple(Requirement(k, "DoesNotExist") for k in keys)
+    req = node.requirements
+    terms = tuple(replace(t, match_expressions=(*t.match_expressions, *need))
+                  for t in req.affinity) or (NodeSelectorTerm(need),)
+    return replace(node, requirements=NodeRequirements(req.node_selector, terms,
+                                                       req.tolerations))
 
 
 def _held(node: TreeNode, sets: Sets) -> dict[str, int]:
@@ -148,9 +171,10 @@ def _residual(node: TreeNode, sets: Sets, pins_of: PinsOf) -> _Res:
         rest = tuple(p for p in node.pods if p not in got) if placed else node.pods
         tree: TreeNode | None = None
         if rest:
-            tree = replace(node, pods=rest, min_pods=max(0, node.min_pods - placed),
-                           topology=_pin(node.topology, where, pins_of),
-                           held_per_node=_held(node, sets))
+            topology, absent = _pin(node.topology, where, pins_of)
+            tree = _lacking(replace(node, pods=rest, min_pods=max(0, node.min_pods - placed),
+                                    topology=topology, held_per_node=_held(node, sets)),
+                            absent)
         return _Res(tree, placed, placed >= node.min_pods, where)
     kids = [_residual(c, sets, pins_of) for c in node.children]
     placed = sum(k.placed for k in kids)
@@ -171,9 +195,10 @@ def _residual(node: TreeNode, sets: Sets, pins_of: PinsOf) -> _Res:
     children = [k.tree for k in chosen if k.tree is not None]
     if not children:
         return _Res(None, placed, ok, where)
-    tree = replace(node, children=children, min_groups=min(short, len(children)),
-                   min_pods=pods_short, topology=_pin(node.topology, where, pins_of),
-                   held_per_node=_held(node, sets))
+    topology, absent = _pin(node.topology, where, pins_of)
+    tree = _lacking(replace(node, children=children, min_groups=min(short, len(children)),
+                            min_pods=pods_short, topology=topology,
+                            held_per_node=_held(node, sets)), absent)
     return _Res(tree, placed, ok, where)
 
 
