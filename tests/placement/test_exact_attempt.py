@@ -134,3 +134,32 @@ def test_explain_names_the_exact_attempt() -> None:
     assert title.endswith(": placed")
     assert _attempt_dict(last)["exactSolver"] is True
     assert _attempt_dict(log.attempts[0])["exactSolver"] is False
+
+
+# 31 pods of cpu x memory that fill 9 nodes of 10,000 x 10,000 exactly, consecutive pods
+# one node each (a 2-D perfect packing, built so; runs/sound-s26 r5): the search misses
+# it, and HiGHS needs its presolved run's 2,000 nodes and then ~100 more without presolve.
+# A 5 s limit on the solve, not the node limit, decided it: rejected on a busy machine
+PACKED = ((250, 6500), (9750, 3500), (1000, 500), (250, 4500), (1750, 1500), (1250, 3000),
+          (5750, 500), (7000, 3750), (3000, 6250), (3250, 1750), (2000, 4750), (2000, 3250),
+          (2750, 250), (250, 1250), (8750, 3250), (1000, 5500), (1000, 2750), (3250, 500),
+          (250, 500), (2500, 4500), (3000, 1750), (5750, 4000), (4250, 6000), (1500, 4000),
+          (500, 3750), (4750, 500), (3250, 1750), (5250, 750), (1750, 500), (1750, 1500),
+          (1250, 7250))
+
+
+def test_a_two_dimensional_perfect_packing_is_admitted_by_its_node_limit() -> None:
+    sizes: dict[tuple[int, int], int] = {}
+    for s in PACKED:
+        sizes[s] = sizes.get(s, 0) + 1
+    sets = [podset(f"job/s{c}x{m}", k, cpu=c, extra={"memory": m}, min_pods=k)
+            for (c, m), k in sorted(sizes.items(), reverse=True)]
+    unit = group("job", sets)
+    state = ClusterState.from_nodes(
+        [replace(n, allocatable={"cpu": 10_000, "memory": 10_000, "pods": 110})
+         for n in cluster((("host", 9),)).topology.nodes], None)
+    before = state.snapshot()
+    assert not place(unit, state, SEARCH_ALONE, commit=False).admitted
+    d = place(unit, state)
+    assert d.admitted, d.reason
+    assert len(d.assignments) == 31 and verify(unit, before, d.assignments) == []

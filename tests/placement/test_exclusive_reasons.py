@@ -82,3 +82,18 @@ def test_the_search_log_marks_held_domains_with_their_holder_not_as_unlabelled()
     assert {d.label: (d.labelled, d.holder, d.holds >= 0) for d in tier.domains.values()} == {
         r: (True, o, True) for r, o in zip(racks(state), "abcd", strict=True)}
     assert tier.best is None
+
+
+def test_a_held_rack_too_small_is_not_named_the_best() -> None:
+    # rack 0 has 2 hosts free; racks 1-3 are held by others, rack 1 with 2 free hosts too.
+    # No rack passes the bound for 3 pods, so nothing was left out as held: the held racks
+    # must still not be the best, and are said to be held
+    state = four_racks()
+    names = racks(state)
+    for r, name in zip(names[1:], "abc", strict=True):
+        state.hold([(SET, RACK, r, name, 1)])
+    d = place(owner("e", pods=3), state)
+    assert not d.admitted
+    assert f"the best rack ({names[0]}) holds 2" in d.reason
+    assert (f"3 racks held exclusively by other groups of its set ({names[1]} by a, "
+            f"{names[2]} by b, {names[3]} by c)") in d.reason

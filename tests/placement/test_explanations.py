@@ -107,3 +107,40 @@ def test_siblings_that_fit_alone_but_not_together() -> None:
         "the best rack (z0-r0) holds 0; 2/4 nodes are available for a pod of w: "
         "2 Insufficient nvidia.com/gpu")
     assert GPU in d.reason
+
+
+def test_a_group_cap_per_node_is_counted_in_the_room() -> None:
+    # one zone of 2 nodes x 8 GPUs; a group capped at 1 pod per node asks 3 pods of 1 GPU:
+    # 2 fit (one per node), not 16
+    state = cluster((("zone", 1), ("host", 2)))
+    unit = group("job", [podset("job/w", 3, gpu=1)], topology=cons("zone"))
+    unit.max_pods_per_node = 1
+    d = place(unit, state)
+    assert not d.admitted
+    assert d.reason.endswith("w: needs 3 pods x 1 nvidia.com/gpu, 1 cpu; room for 2 pods")
+
+
+def test_pods_already_running_against_a_cap_are_counted() -> None:
+    # cap 2 per node, 2 pods of the set already run on the first node: only the second
+    # takes more, 2 of them
+    state = cluster((("zone", 1), ("host", 2)))
+    first = state.topology.nodes[0].name
+    ps = podset("job/w", 3, gpu=1, max_per_node=2)
+    ps.held_per_node = {first: 2}
+    d = place(group("job", [ps]), state)
+    assert not d.admitted
+    assert d.reason.endswith("room for 2 pods")
+
+
+def test_a_preferred_key_across_the_levels_does_not_shrink_the_required_domain() -> None:
+    # zone z0: 4 free 8-GPU nodes, 3 on switch s0, 1 on s1; zone z1: 2 on s0. 5 pods in
+    # one zone, preferring one switch: z0 holds 4 (its best switch 3)
+    zone, switch = "topology.kubernetes.io/zone", "example.com/switch"
+    nodes = [node(f"a{i}", {zone: "z0", TAS_RACK: f"r{i % 2}", switch: "s1" if i == 3 else "s0"})
+             for i in range(4)]
+    nodes += [node(f"b{i}", {zone: "z1", TAS_RACK: "r9", switch: "s0"}) for i in range(2)]
+    state = ClusterState.from_nodes(nodes, [zone, TAS_RACK], keys={switch})
+    unit = group("job", [podset("job/w", 5, gpu=8)], topology=cons(zone, f"{switch}~"))
+    d = place(unit, state)
+    assert not d.admitted
+    assert "the best zone (z0) holds 4" in d.reason

@@ -488,17 +488,13 @@ class Domains:
         sets holds, and (constraint, values held by others) for each constraint that
         removed some. Candidates lie inside one domain of every chain key the node
         requires, so their first node tells the domain."""
-        cons = self.facts.exclusive(node)
-        if not cons or not len(cands):
+        if not len(cands):
             return cands, []
         keep = np.ones(len(cands), dtype=bool)
         removed: list[tuple[Constraint, set[str]]] = []
-        for con in cons:
-            assert con.exclusive is not None
-            held = self.state.held_by_others(con.exclusive, con.key, node.path)
+        for con, held in self.owned_by_others(node):
             lv = self.topo.level_for(con.key)
-            if not held or lv is None:
-                continue
+            assert lv is not None
             vals = self.facts.level_values(lv)[lv.node_domain[cands.lo]]
             bad = np.isin(vals, list(held)) & lv.valid[lv.node_domain[cands.lo]]
             if bad.any():
@@ -508,6 +504,17 @@ class Domains:
             return cands, removed
         return Candidates(cands.lo[keep], cands.hi[keep], cands.d[keep], cands.level,
                           cands.topo, cands.sel), removed
+
+    def owned_by_others(self, node: TreeNode) -> list[tuple[Constraint, set[str]]]:
+        """(constraint, values held by others) for each of the node's exclusive
+        constraints on a key of the chain whose set other owners hold domains of."""
+        out = []
+        for con in self.facts.exclusive(node):
+            assert con.exclusive is not None
+            held = self.state.held_by_others(con.exclusive, con.key, node.path)
+            if held and self.topo.level_for(con.key) is not None:
+                out.append((con, held))
+        return out
 
     def owned_mask(self, tier: Seen, owned: list[tuple[Constraint, set[str]]]
                    ) -> np.ndarray | None:

@@ -17,7 +17,7 @@ note says so, naming the holders, with no capacity account beside it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -51,6 +51,18 @@ class Notes:
 
     def __contains__(self, path: str) -> bool:
         return path in self.text
+
+    def _all(self) -> tuple[dict[Any, Any], ...]:
+        return self.text, self.most, self.bottleneck, self.owners, self.held_out
+
+    def saved(self) -> tuple[dict[Any, Any], ...]:
+        """A copy of every note, to :meth:`restore` when a wider search replaces them."""
+        return tuple(dict(x) for x in self._all())
+
+    def restore(self, saved: tuple[dict[Any, Any], ...]) -> None:
+        for mine, old in zip(self._all(), saved, strict=True):
+            mine.clear()
+            mine.update(old)
 
     # -- recorded by the search ---------------------------------------------------------
 
@@ -268,8 +280,9 @@ class Notes:
         without a level. Per-node caps and a replica's own narrower required level are
         taken into account, so the number is what really fits."""
         node, lo, hi, sel = tier.node, tier.lo, tier.hi, tier.sel
-        cap = node.max_pods_per_node if isinstance(node, PodSet) else None
-        f = self.state.capacity(dem.shape, dem.req, cap)[lo:hi]
+        f = self.state.capacity(dem.shape, dem.req)[lo:hi]
+        for cap, held in self._caps(node):
+            f = np.minimum(f, np.maximum(cap - held[lo:hi], 0))
         if sel is not None:
             f = f * sel[lo:hi]
         per = self.facts.replica_demand(node) if isinstance(node, Group) else None
@@ -297,6 +310,24 @@ class Notes:
         else:
             sums = _per_domain(f, outer, lo, hi)
         return np.where(_usable(tier), np.minimum(sums, BIG), -1)
+
+    def _caps(self, node: TreeNode) -> list[tuple[int, np.ndarray]]:
+        """The per-node caps every pod below ``node`` is under (its own, and those of the
+        groups around all of them), each with the pods already running against it per
+        node."""
+        facts = self.facts
+        out = []
+        if node.max_pods_per_node is not None:
+            out.append((node.max_pods_per_node, facts.held(node)))
+        sets = [ps.path for ps in podsets(node)]
+        if sets:
+            around = [g for _, _, g in facts.group_caps.get(sets[0], ()) if g is not node]
+            for path in sets[1:]:
+                theirs = {id(g) for _, _, g in facts.group_caps.get(path, ())}
+                around = [g for g in around if id(g) in theirs]
+            out += [(g.max_pods_per_node, facts.held(g)) for g in around
+                    if g.max_pods_per_node is not None]
+        return out
 
     # -- words --------------------------------------------------------------------------
 

@@ -151,11 +151,14 @@ class Search:
             within = () if level is None else tuple(lv for lv in required if lv is not level)
             cands, tier = self.domains.nested(node, level, lo, hi, within, sel)
             seen.append(tier)
-            if cands and self.facts.claims:
-                cands, owned = self.domains.not_owned(node, cands)
+            if self.facts.claims:
+                # what others hold is left out, and explained as held, not counted as room
+                # (also where no domain passed the bound: the best one may be held)
+                cands, owned = (self.domains.not_owned(node, cands) if cands
+                                else (cands, self.domains.owned_by_others(node)))
                 for con, held in owned:
                     self.notes.owned(node, con, held)
-                if owned:  # explained as held, not counted as room
+                if owned:
                     tier.held = self.domains.owned_mask(tier, owned)
             if self.log is not None:
                 self.log.tier(self, node, tier, cands)
@@ -217,6 +220,7 @@ class Search:
         budget = self.budget
         yielded = False
         ids = x.ids
+        before = self.notes.saved() if con.mode == "preferred" else None
         if con.exclusive is not None:  # domains other owners of its set hold are out
             held = self.state.held_by_others(con.exclusive, con.key, node.path)
             if held:
@@ -236,8 +240,11 @@ class Search:
                     r.cand = cand
                 yielded = True
                 yield r
-        if con.mode == "preferred":
+        if before is not None:
             if not yielded or budget.spend_backtrack():
+                # what fits in the whole scope explains a failure, not what fit in one
+                # preferred domain
+                self.notes.restore(before)
                 yield from self.alternatives(inner, lo, hi, spill, sel)
             return
         if not yielded and node.path not in self.notes:
