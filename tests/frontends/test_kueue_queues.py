@@ -216,6 +216,12 @@ def test_a_pod_group_and_a_leaderworkerset_get_their_flavors(tmp_path: Path) -> 
     assert all(o.admitted for o in place(p).values())
 
 
+def _with(**spec: Any) -> dict[str, Any]:
+    """A valid ClusterQueue with ``spec`` fields added."""
+    cq = cluster_queue(("f", 8))
+    return {**cq, "spec": {**cq["spec"], **spec}}
+
+
 @pytest.mark.parametrize(("obj", "field", "message"), [
     (flavor("f", None), "spec", "at least one nodeLabel is required when topology is set"),
     (cluster_queue(("f", 8), borrowing=2), "spec.resourceGroups[0].flavors[0].resources[1]"
@@ -237,6 +243,17 @@ def test_a_pod_group_and_a_leaderworkerset_get_their_flavors(tmp_path: Path) -> 
      "unknown field"),
     ({"apiVersion": V2, "kind": "LocalQueue", "metadata": {"name": "q"}, "spec": {}},
      "spec.clusterQueue", "must be set"),
+    # the CRD's enums, for fields gangsched does not model too
+    (_with(queueingStrategy="Bogus"), "spec.queueingStrategy",
+     "unsupported value 'Bogus'; must be one of: StrictFIFO, BestEffortFIFO"),
+    (_with(preemption={"withinClusterQueue": "Always"}), "spec.preemption.withinClusterQueue",
+     "must be one of: Never, LowerPriority, LowerOrNewerEqualPriority"),
+    (_with(preemption={"borrowWithinCohort": {"policy": "Any"}}),
+     "spec.preemption.borrowWithinCohort.policy", "must be one of: Never, LowerPriority"),
+    (_with(preemption={"reclaimWithinCohort": "Any", "withinCohort": "Never"}),
+     "spec.preemption.withinCohort", "unknown field"),
+    (_with(flavorFungibility={"whenCanBorrow": "Borrow"}),
+     "spec.flavorFungibility.whenCanBorrow", "must be one of: MayStopSearch, TryNextFlavor"),
 ])
 def test_invalid_queue_objects_are_refused_naming_the_field(
         tmp_path: Path, obj: dict[str, Any], field: str, message: str) -> None:

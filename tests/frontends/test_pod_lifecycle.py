@@ -142,3 +142,32 @@ def test_constraints_gangsched_does_not_model_are_a_warning_once(tmp_path: Path)
     assert len(unmodelled) == 2, plan.warnings
     assert "Pod/a: spec.affinity.podAntiAffinity.requiredDuringScheduling" in unmodelled[0]
     assert "Pod/c: spec.topologySpreadConstraints" in unmodelled[1]
+
+
+@pytest.mark.parametrize(
+    ("ports", "fragment"),
+    [
+        ([{"containerPort": -1}], "containers[0].ports[0].containerPort: must be between 1 "
+                                  "and 65535, inclusive, not -1"),
+        ([{"containerPort": 0}], "containers[0].ports[0].containerPort: Required value"),
+        ([{"containerPort": 80, "hostPort": 65536}], "ports[0].hostPort: must be between"),
+        ([{"containerPort": 80}, {"containerPort": 81, "protocol": "HTTP"}],
+         "ports[1].protocol: unsupported value 'HTTP'; must be one of: TCP, UDP, SCTP"),
+    ],
+)
+def test_bad_container_ports_are_refused(tmp_path: Path, ports: list[Any],
+                                         fragment: str) -> None:
+    bad = pod("p", group=None)
+    bad["spec"]["containers"][0]["ports"] = ports
+    with pytest.raises(InputError) as e:
+        plan_of(tmp_path, node("n0"), bad)
+    assert "Pod/p" in str(e.value) and fragment in str(e.value)
+    # the same in a template (a Job's), and a valid port goes through
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
+           "spec": {"template": {"spec": {**bad["spec"], "restartPolicy": "Never"}}}}
+    with pytest.raises(InputError) as e:
+        plan_of(tmp_path, node("n0"), job)
+    assert "spec.template.spec.containers[0]" in str(e.value)
+    bad["spec"]["containers"][0]["ports"] = [{"containerPort": 8080, "hostPort": 0,
+                                              "protocol": "SCTP"}]
+    assert plan_of(tmp_path, node("n0"), bad).workloads

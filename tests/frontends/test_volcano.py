@@ -13,7 +13,7 @@ from gangsched.api.errors import InputError
 from gangsched.api.types import Node
 from gangsched.cluster.state import ClusterState
 from gangsched.frontends import assemble, load
-from gangsched.frontends.networktopology import tier_key
+from gangsched.frontends.networktopology import TIER_KEY_PREFIX, tier_key
 from gangsched.gang import Constraint, Group, PodSet, validate
 from gangsched.model import Workload
 from gangsched.placement import place
@@ -406,7 +406,8 @@ def test_inconsistent_hypernodes_are_errors(objects: Callable[[], list[dict[str,
 
 
 HYPERNODE_INVALID: list[tuple[str, dict[str, Any], str, str]] = [
-    ("tier-zero", hypernode("h", 0, exact("Node", "n")), "spec.tier", "positive integer"),
+    ("tier-negative", hypernode("h", -1, exact("Node", "n")), "spec.tier",
+     "must be at least 0, not -1"),
     ("tier-string", hypernode("h", "1", exact("Node", "n")),  # type: ignore[arg-type]
      "spec.tier", "must be an integer"),
     ("tier-missing", {"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode",
@@ -549,3 +550,33 @@ def test_unbound_nodes_have_no_labels_when_no_hypernodes(tmp_path: Path) -> None
     assert plan.levels is None
     assert plan.nodes == [Node("n0", {"kubernetes.io/hostname": "n0"},
                                allocatable={"cpu": 8000, "pods": 110})]
+
+
+def test_a_hypernode_of_tier_zero_is_read_as_the_crd_allows(tmp_path: Path) -> None:
+    # the CRD's minimum is 0: a tier-0 HyperNode is one more (the lowest) tier
+    plan = plan_of(tmp_path, node("n"), hypernode("h0", 0, exact("Node", "n")),
+                   hypernode("h1", 1, exact("HyperNode", "h0")))
+    assert plan.levels is not None
+    assert [k for k in plan.levels if k.startswith(TIER_KEY_PREFIX)] == [
+        f"{TIER_KEY_PREFIX}1", f"{TIER_KEY_PREFIX}0"]
+    assert {k: v for k, v in plan.nodes[0].labels.items() if k.startswith(TIER_KEY_PREFIX)} \
+        == {f"{TIER_KEY_PREFIX}0": "h0", f"{TIER_KEY_PREFIX}1": "h1"}
+
+
+def test_min_resources_volcano_would_not_enqueue_are_a_warning(tmp_path: Path) -> None:
+    # two ready nodes of 8 cpu, 3 cpu used: Volcano's overcommit plugin sees 2 x 8 x 1.2
+    # - 3 = 16.2 cpu idle, so minResources of 17 cpu keep the job Pending there
+    objects = [node("n0"), node("n1"), pod("busy", group=None, cpu="3", node="n0"),
+               pod("p0"), pod("p1")]
+    def warned(**status: Any) -> list[str]:
+        pg = podgroup(min_member=2, minResources={"cpu": "17"})
+        if status:
+            pg["status"] = status
+        plan = plan_of(tmp_path, pg, *objects)
+        return [w for w in plan.warnings if "overused" in w]
+    [text] = warned()
+    assert "PodGroup/train: resource in cluster is overused: cpu (minResources 17, idle " \
+           "16200m)" in text
+    assert warned(phase="Inqueue") == []  # already through the enqueue action
+    pg = podgroup(min_member=2, minResources={"cpu": "16"})
+    assert not [w for w in plan_of(tmp_path, pg, *objects).warnings if "overused" in w]

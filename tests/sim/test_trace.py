@@ -158,6 +158,20 @@ def test_invalid_json_and_missing_files_are_one_line_errors(tmp_path: Path) -> N
         load_trace(tmp_path / "missing.jsonl")
     with pytest.raises(InputError, match=r"^x.jsonl:1: must be a JSON object"):
         read_trace(["[1, 2]"], "x.jsonl")
+    # Python's own limits, said in the file's terms
+    with pytest.raises(InputError, match=r"^x.jsonl:1: invalid JSON: an integer of more "
+                                         r"than 4,300 digits$"):
+        read_trace(['{"name": "a", "arrival": ' + "9" * 5000 + "}"], "x.jsonl")
+    with pytest.raises(InputError, match=r"^x.jsonl:1: invalid JSON: nested too deeply$"):
+        read_trace(["[" * 100_000 + "]" * 100_000], "x.jsonl")
+
+
+def test_a_namespace_is_a_dns_label() -> None:
+    with pytest.raises(InputError, match=r"namespace: must be a lowercase name \(letters, "
+                                         r"digits, '-'\)"):
+        read_trace([json.dumps(dict(ISSUE_LINE, namespace="a.b"))], "t.jsonl")
+    got = read_trace([json.dumps(dict(ISSUE_LINE, namespace="team-a"))], "t.jsonl")
+    assert got[0].workload.name.startswith("team-a/")
 
 
 def test_trees_are_validated_against_the_cluster_levels() -> None:

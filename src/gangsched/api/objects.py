@@ -762,7 +762,7 @@ def _plain_template(template: object) -> PodTemplate | None:
             or (scheduler and not names.is_dns1123_subdomain(scheduler))
             or (priority_class and not names.is_dns1123_subdomain(priority_class))
             or spec.get("restartPolicy", "Always") not in RESTART_POLICIES
-            or spec.get("schedulingGates")):
+            or spec.get("schedulingGates") or _port_error(spec, "spec")):
         return None
     labels = _plain_labels(meta.get("labels"))
     annotations = _plain_labels(meta.get("annotations"), annotations=True)
@@ -797,6 +797,34 @@ def _check_spec_names(spec: Mapping[str, Any], field: str, scheduler: str,
                    names.dns1123_subdomain, "priority class name")
 
 
+PROTOCOLS = ("TCP", "UDP", "SCTP")
+
+
+def _port_error(spec: Mapping[str, Any], field: str) -> InputError | None:
+    """What ``ValidatePodSpec`` refuses in the containers' ports, or None: a
+    ``containerPort`` outside 1-65535, a ``hostPort`` other than 0 outside it, a
+    ``protocol`` other than TCP, UDP or SCTP (the schema has checked the types)."""
+    for kind in ("containers", "initContainers"):
+        items = spec.get(kind)
+        for i, container in enumerate(items if type(items) is list else ()):
+            ports = container.get("ports") if type(container) is dict else None
+            for j, port in enumerate(ports if type(ports) is list else ()):
+                if type(port) is not dict:
+                    continue
+                at = _join(field, f"{kind}[{i}].ports[{j}]")
+                for key, required in (("containerPort", True), ("hostPort", False)):
+                    value = port.get(key) or 0
+                    if type(value) is not int or ((value or required) and not 0 < value < 65536):
+                        text = ("Required value" if value == 0 else
+                                f"must be between 1 and 65535, inclusive, not {value!r}")
+                        return InputError(text, field=_join(at, key))
+                protocol = port.get("protocol")
+                if protocol is not None and protocol not in PROTOCOLS:
+                    return InputError(f"unsupported value {protocol!r}; must be one of: "
+                                      f"{', '.join(PROTOCOLS)}", field=_join(at, "protocol"))
+    return None
+
+
 def parse_pod_template(template: object, field: str) -> PodTemplate:
     """A ``PodTemplateSpec`` (``{metadata, spec}``) at ``field`` (``spec.template``)."""
     plain = _plain_template(template)
@@ -816,6 +844,9 @@ def parse_pod_template(template: object, field: str) -> PodTemplate:
     priority_class = as_str(spec.get("priorityClassName"), _join(spec_field, "priorityClassName"))
     group_name = as_str(group.get("podGroupName"), _join(group_field, "podGroupName"))
     _check_spec_names(spec, spec_field, scheduler, priority_class)
+    bad_port = _port_error(spec, spec_field)
+    if bad_port is not None:
+        raise bad_port
     labels = as_str_map(meta.get("labels"), _join(meta_field, "labels"))
     check_labels(labels, _join(meta_field, "labels"))
     annotations = as_str_map(meta.get("annotations"), _join(meta_field, "annotations"))

@@ -65,6 +65,7 @@ from gangsched.api.objects import (
     as_str,
     as_str_map,
     mappings,
+    one_of,
     parse_label_selector,
     parse_taints,
     parse_tolerations,
@@ -133,6 +134,30 @@ class LocalQueue:
 def _count(items: Sequence[object], most: int, at: str) -> None:
     if len(items) > most:
         raise InputError(f"Too many: {len(items)}: must have at most {most} items", field=at)
+
+
+# the ClusterQueue fields the CRD closes to a set of values (clusterqueue_types.go), by
+# path below spec: what gangsched does not model is still refused as the API server would
+_ENUMS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
+    (("queueingStrategy",), ("StrictFIFO", "BestEffortFIFO")),
+    (("preemption", "reclaimWithinCohort"), ("Never", "LowerPriority", "Any")),
+    (("preemption", "withinClusterQueue"),
+     ("Never", "LowerPriority", "LowerOrNewerEqualPriority")),
+    (("preemption", "borrowWithinCohort", "policy"), ("Never", "LowerPriority")),
+    (("flavorFungibility", "whenCanBorrow"), ("MayStopSearch", "TryNextFlavor")),
+    (("flavorFungibility", "whenCanPreempt"), ("MayStopSearch", "TryNextFlavor")),
+    (("flavorFungibility", "preference"),
+     ("BorrowingOverPreemption", "PreemptionOverBorrowing")),
+)
+
+
+def _enums(spec: Mapping[str, object]) -> None:
+    for path, allowed in _ENUMS:
+        value: object = spec
+        for key in path:
+            value = value.get(key) if isinstance(value, Mapping) else None
+        if value is not None:
+            one_of(str(value), allowed, "spec." + ".".join(path))
 
 
 def _stopped(spec: Mapping[str, object]) -> bool:
@@ -235,6 +260,7 @@ def parse_cluster_queue(doc: Document) -> ClusterQueue:
             flavors[quota.name] = f"{path}.name"
             quotas.append(quota)
         groups.append(ResourceGroup(covered, tuple(quotas)))
+    _enums(spec)
     selector = None
     if spec.get("namespaceSelector") is not None:
         selector = parse_label_selector(spec.get("namespaceSelector"), "spec.namespaceSelector")
@@ -271,8 +297,10 @@ _QUOTA = {"name": "string", "nominalQuota": "quantity", "borrowingLimit": "quant
           "lendingLimit": "quantity"}
 _CQ_SPEC: dict[str, schema.TypeExpr] = {
     "resourceGroups": {"list": "kueue.ResourceGroup"}, "queueingStrategy": "string",
-    "namespaceSelector": "meta.v1.LabelSelector", "flavorFungibility": "any",
-    "preemption": "any", "admissionChecks": "any", "admissionChecksStrategy": "any",
+    "namespaceSelector": "meta.v1.LabelSelector",
+    "flavorFungibility": "kueue.FlavorFungibility",
+    "preemption": "kueue.ClusterQueuePreemption", "admissionChecks": "any",
+    "admissionChecksStrategy": "any",
     "stopPolicy": "string", "fairSharing": "any", "admissionScope": "any",
     "concurrentAdmissionPolicy": "any"}
 
@@ -291,6 +319,12 @@ schema.define({
     "kueue.v1beta1.ClusterQueueSpec": {**_CQ_SPEC, "cohort": "string"},
     "kueue.v1beta2.ClusterQueue": _object("kueue.v1beta2.ClusterQueueSpec"),
     "kueue.v1beta2.ClusterQueueSpec": {**_CQ_SPEC, "cohortName": "string"},
+    "kueue.FlavorFungibility": {"whenCanBorrow": "string", "whenCanPreempt": "string",
+                                "preference": "string"},
+    "kueue.ClusterQueuePreemption": {"reclaimWithinCohort": "string",
+                                     "borrowWithinCohort": "kueue.BorrowWithinCohort",
+                                     "withinClusterQueue": "string"},
+    "kueue.BorrowWithinCohort": {"policy": "string", "maxPriorityThreshold": "int32"},
     "kueue.ResourceGroup": {"coveredResources": {"list": "string"},
                             "flavors": {"list": "kueue.FlavorQuotas"}},
     "kueue.FlavorQuotas": {"name": "string", "resources": {"list": "kueue.ResourceQuota"}},

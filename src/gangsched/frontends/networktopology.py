@@ -278,8 +278,8 @@ def parse_hypernode(obj: Mapping[str, Any], origin: Origin | None = None) -> Hyp
         if spec.get("tier") is None:
             raise InputError("is required", field="spec.tier")
         tier = as_int(spec.get("tier"), "spec.tier")
-        if tier < 1:
-            raise InputError(f"must be a positive integer, not {tier}", field="spec.tier")
+        if tier < 0:  # the CRD's minimum (tiers of the nodes' HyperNodes start at 1)
+            raise InputError(f"must be at least 0, not {tier}", field="spec.tier")
         tier_name = as_str(spec.get("tierName"), "spec.tierName") or None
         if tier_name is not None and len(tier_name) > MAX_NAME:
             raise InputError(f"must be at most {MAX_NAME} characters", field="spec.tierName")

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from gangsched.api import schema
 from gangsched.api.loader import Document, Inputs, Kind
 from gangsched.api.objects import as_int, as_mapping, as_str
+from gangsched.api.quantity import format_quantity
 
 VOLCANO_API_VERSION = "scheduling.volcano.sh/v1beta1"
 KAI_API_VERSION = "scheduling.run.ai/v2"
@@ -140,12 +141,53 @@ VOLCANO_KIND = Kind(KIND, (VOLCANO_API_VERSION,), _handle_volcano, schema="volca
 KAI_KIND = Kind(KIND, (KAI_API_VERSION,), _handle_kai, schema="kai.Queue")
 
 
+OVERCOMMIT_FACTOR = 1.2  # Volcano's overcommit plugin's default overcommit-factor
+ENQUEUED = ("Inqueue", "Running")  # PodGroup phases past the enqueue action
+
+
 class VolcanoQueues:
     """The Volcano queues of the inputs, by name (none: every queue is taken to exist)."""
 
     def __init__(self, inputs: Inputs) -> None:
         self.queues: Mapping[str, VolcanoQueue] = {
             q.name: q for q in inputs.objects.get(KIND, []) if isinstance(q, VolcanoQueue)}
+        self.inputs = inputs
+        self._idle: dict[str, float] | None = None
+
+    def overused(self, min_resources: tuple[tuple[str, int], ...], phase: str) -> str:
+        """Why Volcano's enqueue action would keep a PodGroup of ``min_resources``
+        Pending, or "": its overcommit plugin (in the default configuration) enqueues a
+        job only when its ``minResources`` fit in the ready nodes' allocatable times
+        :data:`OVERCOMMIT_FACTOR`, less what the pods on them request (each resource it
+        names; a job without ``minResources`` is best effort). A PodGroup already Inqueue
+        or Running went through; without nodes in the inputs nothing is said. A warning
+        only: gangsched decides by the pods themselves, and in ``serve`` and ``simulate``
+        what is idle changes."""
+        if not min_resources or phase in ENQUEUED or not self.inputs.nodes:
+            return ""
+        idle = self._idle if self._idle is not None else self._idle_resources()
+        over = [(r, amount, idle.get(r, 0.0)) for r, amount in min_resources
+                if r != "pods" and amount > idle.get(r, 0.0)]
+        if not over:
+            return ""
+        shown = ", ".join(f"{r} (minResources {format_quantity(amount, r)}, idle "
+                          f"{format_quantity(int(max(free, 0)), r)})" for r, amount, free in over)
+        return (f"resource in cluster is overused: {shown}; Volcano's overcommit plugin, "
+                f"counting {OVERCOMMIT_FACTOR} x the ready nodes' allocatable, would keep it "
+                "Pending (gangsched places it by its pods)")
+
+    def _idle_resources(self) -> dict[str, float]:
+        idle: dict[str, float] = {}
+        for node in self.inputs.nodes:
+            if node.ready:
+                for r, amount in node.allocatable.items():
+                    idle[r] = idle.get(r, 0.0) + amount * OVERCOMMIT_FACTOR
+        for pod in self.inputs.pods:
+            if pod.node_name:
+                for r, amount in pod.requests.items():
+                    idle[r] = idle.get(r, 0.0) - amount
+        self._idle = idle
+        return idle
 
     def problem(self, name: str) -> str:
         """Why a PodGroup of queue ``name`` cannot be admitted, or ""."""

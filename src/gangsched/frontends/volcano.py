@@ -124,6 +124,7 @@ class PodGroup:
     min_task_member: tuple[tuple[str, int], ...] = ()
     min_resources: tuple[tuple[str, int], ...] = ()
     queue: str = DEFAULT_QUEUE
+    phase: str = ""  # status.phase: Pending, Inqueue, Running...
     priority_class_name: str | None = None
     network_topology: NetworkTopology | None = None
     policies: tuple[SubGroupPolicy, ...] = ()
@@ -223,6 +224,8 @@ def parse_podgroup(obj: Mapping[str, Any], origin: Origin | None = None) -> PodG
             network_topology=parse_network_topology(spec.get("networkTopology"),
                                                     "spec.networkTopology"),
             policies=_parse_policies(spec.get("subGroupPolicy"), "spec.subGroupPolicy"),
+            phase=as_str(as_mapping(obj.get("status"), "status").get("phase"),
+                         "status.phase"),
             origin=origin or Origin(obj=f"PodGroup/{name}"),
         )
 
@@ -528,6 +531,10 @@ def add_gangs(out: Contribution, groups: Sequence[PodGroup], pods: Sequence[Pod]
 
     def one(pg: PodGroup, mine: list[Pod]) -> tuple[Workload, list[str]]:
         workload, warnings = build_workload(pg, mine, tiers, classes, kind)
+        over = queues.overused(pg.min_resources, pg.phase)
+        if over:
+            where = f"{pg.origin.where} {pg.origin.obj or f'PodGroup/{pg.name}'}".strip()
+            warnings = [*warnings, f"{where}: {over}"]
         blocked = queues.problem(pg.queue)
         if blocked and not workload.invalid:
             workload.tree, workload.waiting = None, blocked

@@ -59,6 +59,7 @@ from gangsched.model import Workload
 from gangsched.sim.textfile import read_lines
 
 _NAME = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
+_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")  # a namespace: a DNS-1123 label
 _LINE_FIELDS = frozenset(
     {"name", "namespace", "arrival", "duration", "priority", "kind", "topology", "roles"}
 )
@@ -299,8 +300,9 @@ def _resources(ln: _Line, value: object, field: str, *, required: bool) -> dict[
 
 
 def _name(ln: _Line, value: object, field: str, limit: int,
-          message: str = "must be a lowercase name (letters, digits, '-', '.')") -> str:
-    if not isinstance(value, str) or not _NAME.fullmatch(value):
+          message: str = "must be a lowercase name (letters, digits, '-', '.')",
+          pattern: re.Pattern[str] = _NAME) -> str:
+    if not isinstance(value, str) or not pattern.fullmatch(value):
         raise ln.error(message, field)
     if len(value) > limit:
         raise ln.error(f"must be at most {limit} characters, got {len(value):,}", field)
@@ -367,7 +369,7 @@ def parse_spec(obj: Mapping[str, Any], file: str = "<trace>", line: int = 1) -> 
     _unknown(ln, obj, _LINE_FIELDS, "")
     name = _name(ln, name, "name", WORKLOAD_NAME_MAX)
     ns = _name(ln, obj.get("namespace", "default"), "namespace", NAME_MAX,
-               "must be a lowercase name")
+               "must be a lowercase name (letters, digits, '-')", _LABEL)
     kind = obj.get("kind", "workload")
     if not isinstance(kind, str) or not kind:
         raise ln.error("must be a non-empty string", "kind")
@@ -483,8 +485,12 @@ def read_trace(lines: Iterable[str], file: str = "<trace>",
         except _Repeated as err:
             raise InputError(f"key {err.key!r} repeated in one object", file=f"{file}:{n}"
                              ) from None
-        except (ValueError, RecursionError) as err:
-            raise InputError(f"invalid JSON: {err}", file=f"{file}:{n}") from None
+        except RecursionError:
+            raise InputError("invalid JSON: nested too deeply", file=f"{file}:{n}") from None
+        except ValueError as err:
+            why = ("an integer of more than 4,300 digits" if "integer string conversion"
+                   in str(err) else str(err))
+            raise InputError(f"invalid JSON: {why}", file=f"{file}:{n}") from None
         if isinstance(obj, Mapping) and "manifest" not in obj:
             spec = parse_spec(obj, file, n)
             parsed.append((n, spec))
