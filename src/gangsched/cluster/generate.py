@@ -119,6 +119,8 @@ def parse_node_spec(spec: str) -> dict[str, str]:
         if name in resources:
             raise InputError(f"resource {name!r} given twice", field="--node")
         resources[name] = value
+    if not resources:  # a Node with no allocatable takes no pod: a mistake, not a cluster
+        raise InputError("expected RESOURCE=QUANTITY[,...], got nothing", field="--node")
     _validate_node(resources)
     return resources
 
