@@ -60,6 +60,7 @@ from gangsched.api.objects import (
     as_str,
     check_name,
     check_object_meta,
+    container_ports,
     mappings,
     parse_node,
     parse_pod,
@@ -889,12 +890,9 @@ def unmodelled_constraints(spec: Mapping[str, Any]) -> list[str]:
             isinstance(c, Mapping) and c.get("whenUnsatisfiable") in (None, "DoNotSchedule")
             for c in spread):
         out.append("spec.topologySpreadConstraints")
-    for kind in ("containers", "initContainers"):
-        for c in spec.get(kind) or ():
-            ports = c.get("ports") if isinstance(c, Mapping) else None
-            if isinstance(ports, list) and any(isinstance(x, Mapping) and x.get("hostPort")
-                                               for x in ports):
-                out.append(f"spec.{kind}[].ports[].hostPort")
+    hosts = dict.fromkeys(kind for kind, _, _, port in container_ports(spec)
+                          if port.get("hostPort"))
+    out.extend(f"spec.{kind}[].ports[].hostPort" for kind in hosts)
     return out
 
 

@@ -800,28 +800,35 @@ def _check_spec_names(spec: Mapping[str, Any], field: str, scheduler: str,
 PROTOCOLS = ("TCP", "UDP", "SCTP")
 
 
-def _port_error(spec: Mapping[str, Any], field: str) -> InputError | None:
-    """What ``ValidatePodSpec`` refuses in the containers' ports, or None: a
-    ``containerPort`` outside 1-65535, a ``hostPort`` other than 0 outside it, a
-    ``protocol`` other than TCP, UDP or SCTP (the schema has checked the types)."""
+def container_ports(spec: Mapping[str, Any]) -> Iterator[tuple[str, int, int, dict[str, Any]]]:
+    """Each port of the spec's containers and init containers, as (``containers`` or
+    ``initContainers``, container index, port index, port); what is not a list or a
+    mapping is passed over (the schema reports it)."""
     for kind in ("containers", "initContainers"):
         items = spec.get(kind)
         for i, container in enumerate(items if type(items) is list else ()):
             ports = container.get("ports") if type(container) is dict else None
             for j, port in enumerate(ports if type(ports) is list else ()):
-                if type(port) is not dict:
-                    continue
-                at = _join(field, f"{kind}[{i}].ports[{j}]")
-                for key, required in (("containerPort", True), ("hostPort", False)):
-                    value = port.get(key) or 0
-                    if type(value) is not int or ((value or required) and not 0 < value < 65536):
-                        text = ("Required value" if value == 0 else
-                                f"must be between 1 and 65535, inclusive, not {value!r}")
-                        return InputError(text, field=_join(at, key))
-                protocol = port.get("protocol")
-                if protocol is not None and protocol not in PROTOCOLS:
-                    return InputError(f"unsupported value {protocol!r}; must be one of: "
-                                      f"{', '.join(PROTOCOLS)}", field=_join(at, "protocol"))
+                if type(port) is dict:
+                    yield kind, i, j, port
+
+
+def _port_error(spec: Mapping[str, Any], field: str) -> InputError | None:
+    """What ``ValidatePodSpec`` refuses in the containers' ports, or None: a
+    ``containerPort`` outside 1-65535, a ``hostPort`` other than 0 outside it, a
+    ``protocol`` other than TCP, UDP or SCTP (the schema has checked the types)."""
+    for kind, i, j, port in container_ports(spec):
+        at = _join(field, f"{kind}[{i}].ports[{j}]")
+        for key, required in (("containerPort", True), ("hostPort", False)):
+            value = port.get(key) or 0
+            if type(value) is not int or ((value or required) and not 0 < value < 65536):
+                text = ("Required value" if value == 0 else
+                        f"must be between 1 and 65535, inclusive, not {value!r}")
+                return InputError(text, field=_join(at, key))
+        protocol = port.get("protocol")
+        if protocol is not None and protocol not in PROTOCOLS:
+            return InputError(f"unsupported value {protocol!r}; must be one of: "
+                              f"{', '.join(PROTOCOLS)}", field=_join(at, "protocol"))
     return None
 
 

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from gangsched.api.errors import InputError
-from gangsched.cli.common import App, info, print_table, write_output_file
+from gangsched.api.files import write_atomic
+from gangsched.cli.common import App, info, print_table
 
 if TYPE_CHECKING:  # the benchmarks (numpy, the engine) are imported where used
     from rich.table import Table
@@ -41,7 +42,7 @@ def _emit(result: Mapping[str, Any], table: Table, output: Format, path: Path | 
     else:
         print_table(table)
     if path is not None:
-        write_output_file(path, text + "\n")  # whole or not at all
+        write_atomic(path, text + "\n")
         info(f"wrote {path}")
 
 

@@ -14,6 +14,7 @@ import typer
 from rich.markup import escape
 from rich.text import Text
 
+from gangsched.api.files import write_atomic
 from gangsched.cli.common import (
     App,
     FilesOption,
@@ -27,7 +28,6 @@ from gangsched.cli.common import (
     out,
     plain,
     print_table,
-    write_output_file,
 )
 
 if TYPE_CHECKING:  # numpy and the cluster model are imported where used (`--help` is light)
@@ -109,7 +109,7 @@ def generate(
     if output_file is None:
         _write_stdout(text)
         return
-    write_output_file(output_file, text)
+    write_atomic(output_file, text)
     info(f"wrote {node_count(level_spec):,} nodes to {output_file}")
 
 

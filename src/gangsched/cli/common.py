@@ -33,7 +33,6 @@ from typer.core import TyperCommand, TyperGroup
 from typer.models import CommandFunctionType, TyperPath
 
 from gangsched.api.errors import GangschedError, InputError
-from gangsched.api.files import write_atomic
 from gangsched.api.names import first, printable, qualified_name
 from gangsched.cli.lighthelp import import_rich_utils
 
@@ -298,11 +297,6 @@ def _drop_stdout() -> None:
         os.dup2(null, fd)
     finally:
         os.close(null)
-
-
-def write_output_file(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` whole or not at all (:func:`write_atomic`)."""
-    write_atomic(path, text)
 
 
 def check_out_dir(path: Path, field: str = "--out-dir") -> None:
