@@ -295,6 +295,16 @@ def test_bad_podgroups_are_one_line_errors(tmp_path: Path, edit: Callable[[dict[
     assert "\n" not in str(err)
 
 
+def test_a_long_subgroup_chain_is_refused_quickly(tmp_path: Path) -> None:
+    """3,000 subgroups each the parent of the next: one line naming the first too deep,
+    not a recursion error (nor the quadratic walk that never answered)."""
+    chain = [{"name": "s0"}] + [{"name": f"s{i}", "parent": f"s{i - 1}"} for i in range(1, 3000)]
+    chain[-1]["minMember"] = 1
+    err = load_error(tmp_path, podgroup({"subGroups": chain}))
+    assert err.field == "spec.subGroups[16].parent"
+    assert "subgroup s16 is 17 levels deep" in err.message
+
+
 def test_lower_case_subgroups_is_refused_with_a_hint(tmp_path: Path) -> None:
     obj = podgroup({"minMember": 1, "subgroups": [{"name": "a", "minMember": 1}]})
     err = load_error(tmp_path, obj)

@@ -198,16 +198,27 @@ def test_subgroup_larger_than_its_size_puts_the_minimum_on_the_group(tmp_path: P
     assert (sub.min_pods, [c.min_pods for c in sub.children]) == (2, [0])
 
 
-def test_policy_without_match_label_keys_is_one_default_subgroup(tmp_path: Path) -> None:
-    # Volcano's getSubJobMatchValues: no matchLabelKeys puts every selected pod in the
-    # policy's default subgroup
-    policy = workers(min_groups=0)
+def test_policy_without_match_label_keys_takes_no_pod(tmp_path: Path) -> None:
+    # Volcano's getOrCreateSubJob uses a policy only when getSubJobMatchValues returns
+    # values, and it returns none without matchLabelKeys: the pods stay the job's, the
+    # policy's size and topology do not apply
+    policy = workers(min_groups=0, networkTopology={"mode": "hard", "highestTierAllowed": 1})
     del policy["matchLabelKeys"]
     plan = plan_of(tmp_path, podgroup(policies=[policy]), worker("a", "0"), worker("b", "1"))
     tree = tree_of(only(plan.workloads))
-    [group] = tree.children
-    assert isinstance(group, Group) and len(group.children) == 1  # one subgroup of both
-    assert group.children[0].size == 2
+    assert [c.path for c in tree.children] == ["default/train/pods"]
+    assert tree.children[0].size == 2 and tree.topology == ()
+    assert [w for w in plan.warnings if "no matchLabelKeys" in w and "stay the job's" in w]
+
+
+def test_policy_without_match_label_keys_never_meets_min_sub_groups(tmp_path: Path) -> None:
+    policy = workers(min_groups=1)
+    del policy["matchLabelKeys"]
+    plan = plan_of(tmp_path, podgroup(policies=[policy]), worker("a", "0"), worker("b", "0"))
+    [workload] = plan.workloads
+    assert workload.tree is None
+    assert "subGroupPolicy workers has 0 complete subgroups" in workload.waiting
+    assert [w for w in plan.warnings if "minSubGroups 1 is never met" in w]
 
 
 def test_min_task_member_becomes_a_task_group(tmp_path: Path) -> None:
@@ -316,6 +327,19 @@ def test_node_outside_wider_hypernodes_keeps_its_narrow_one_as_its_domain(
     labels = {n.name: (n.labels.get(TIER2), n.labels.get(TIER1)) for n in plan.nodes}
     assert labels == {"n0": ("spine", "leaf-a"), "n1": ("leaf-b", "leaf-b"),
                       "n2": (None, None)}
+
+
+def test_a_chain_of_hypernodes_deeper_than_the_recursion_limit_is_read(
+    tmp_path: Path,
+) -> None:
+    """Volcano puts no bound on the tiers: 1,500 HyperNodes, each the only member of the
+    next, are one node's domains at every tier (the walks were recursive)."""
+    depth = 1_500
+    chain = [hypernode(f"hn{t}", t, exact("HyperNode", f"hn{t - 1}")) for t in range(2, depth + 1)]
+    plan = plan_of(tmp_path, hypernode("hn1", 1, exact("Node", "n0")), *chain, node("n0"))
+    [n0] = plan.nodes
+    assert len(plan.levels) == depth
+    assert (n0.labels[tier_key(1)], n0.labels[tier_key(depth)]) == ("hn1", f"hn{depth}")
 
 
 def test_an_empty_label_match_selects_no_node_as_in_volcano(tmp_path: Path) -> None:

@@ -304,6 +304,38 @@ def test_a_required_level_no_node_carries_is_an_error(tmp_path: Path) -> None:
     assert "t.jsonl:1" in message and "nolevel" in message and "no node" in message
 
 
+@pytest.mark.parametrize(("fields", "field"), [
+    ({"topology": {"required": "nolevel"}}, "topology.required"),
+    ({"roles": [ROLE, {**ROLE, "name": "v", "topology": {"required": "nolevel"}}]},
+     "roles[1].topology.required"),
+    ({"roles": [{**ROLE, "pods_per_replica": 2, "replica_topology": {"required": "nolevel"}}]},
+     "roles[0].replica_topology.required"),
+], ids=["workload", "role", "replica"])
+def test_a_required_level_no_node_carries_names_its_field(
+        tmp_path: Path, fields: dict[str, object], field: str) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(line(**fields) + "\n")
+    with pytest.raises(InputError) as info:
+        build_scenario(ScenarioRequest(trace=str(path), cluster_spec="zone=1,rack=2,host=2"))
+    assert info.value.field == field
+
+
+@pytest.mark.parametrize("key", ["Bad Key!!", "\u0000\u001b[31m", "a/b/c"])
+def test_a_preferred_level_that_is_no_label_key_is_an_error(tmp_path: Path, key: str) -> None:
+    message = trace_error(tmp_path, line(roles=[{**ROLE, "topology": {"preferred": key}}]))
+    assert "t.jsonl:1" in message and "roles[0].topology.preferred" in message
+
+
+def test_a_preferred_level_no_node_carries_is_a_warning(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(line(name="a", topology={"preferred": "example.com/nope"}) + "\n"
+                    + line(name="b", topology={"preferred": "example.com/nope"}) + "\n")
+    sc = build_scenario(ScenarioRequest(trace=str(path), cluster_spec="zone=1,rack=2,host=2"))
+    [warning] = sc.warnings  # once per label
+    assert "t.jsonl:1" in warning and "topology.preferred" in warning
+    assert "'example.com/nope'" in warning
+
+
 # -- sizes: what a small file may ask for ---------------------------------------------------
 
 

@@ -31,6 +31,7 @@ from gangsched.cli.common import (
     out,
     plain,
     print_table,
+    warn,
 )
 
 if TYPE_CHECKING:  # the simulator (numpy, the engine) is imported where used
@@ -146,6 +147,8 @@ def simulate_cmd(
     if out_dir is not None and not no_report:
         check_out_dir(out_dir)  # before the scenario is built (a trace may take a while)
     sc = build_scenario(request)  # errors in the inputs surface here, before any process
+    for message in sc.warnings:
+        warn(message)
     target = None if no_report else (
         out_dir if out_dir is not None else Path("gangsched-out") / sc.name)
     if target is not None and out_dir is None:

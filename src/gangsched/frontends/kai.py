@@ -76,6 +76,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 from gangsched.api import names, schema
@@ -95,7 +96,7 @@ from gangsched.frontends.networktopology import Origin
 from gangsched.frontends.pods import identical, natural_key, podset
 from gangsched.frontends.sched_queues import KAI_KIND as QUEUE_KIND
 from gangsched.frontends.sched_queues import KaiQueues
-from gangsched.gang import Constraint, Group, PodSet, TreeNode
+from gangsched.gang import MAX_DEPTH, Constraint, Group, PodSet, TreeNode
 from gangsched.model import Workload
 
 GROUP = "scheduling.run.ai"
@@ -172,11 +173,18 @@ class KaiPodGroup:
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
 
+    @cached_property
+    def _children(self) -> dict[str | None, list[SubGroup]]:
+        out: dict[str | None, list[SubGroup]] = {}
+        for s in self.subgroups:
+            out.setdefault(s.parent, []).append(s)
+        return out
+
     def children(self, parent: str | None) -> list[SubGroup]:
-        return [s for s in self.subgroups if s.parent == parent]
+        return self._children.get(parent, [])
 
     def is_leaf(self, sg: SubGroup) -> bool:
-        return not any(s.parent == sg.name for s in self.subgroups)
+        return sg.name not in self._children
 
 
 # -- parsing and validation (the CRD schema and KAI's webhook) ----------------------------
@@ -259,16 +267,25 @@ def _check_tree(pg: KaiPodGroup, items: Sequence[Mapping[str, Any]]) -> None:
         if sg.parent is not None and sg.parent not in seen:
             raise InputError(f"parent {sg.parent} of {sg.name} was not found",
                              field=f"{sg.field}.parent")
+    depth: dict[str, int] = {}  # subgroups from each up to its root subgroup
     for sg in pg.subgroups:
         chain = [sg.name]
+        on_chain = {sg.name}
         node = sg
-        while node.parent is not None:
-            if node.parent in chain:
+        while node.parent is not None and node.parent not in depth:
+            if node.parent in on_chain:
                 loop = " -> ".join([*chain[chain.index(node.parent):], node.parent])
                 raise InputError(f"cycle detected in subgroups: {loop}",
                                  field=f"{sg.field}.parent")
             chain.append(node.parent)
+            on_chain.add(node.parent)
             node = seen[node.parent]
+        below = 0 if node.parent is None else depth[node.parent]
+        for i, name in enumerate(reversed(chain), 1):
+            depth[name] = below + i
+        if depth[sg.name] > MAX_DEPTH:
+            raise InputError(f"subgroup {sg.name} is {depth[sg.name]} levels deep: gang trees "
+                             f"are at most {MAX_DEPTH} levels", field=f"{sg.field}.parent")
     for sg, item in zip(pg.subgroups, items, strict=True):
         _exclusive(item, sg.field, f" (subgroup {sg.name})")
     for sg in sorted(pg.subgroups, key=lambda s: s.name):

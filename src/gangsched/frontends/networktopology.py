@@ -324,30 +324,35 @@ def _check_member_tiers(hypernodes: Sequence[HyperNode],
 
 
 def _check_cycles(graph: Mapping[str, list[HyperNode]], by_name: Mapping[str, HyperNode]) -> None:
+    """A depth-first walk, iterative (a chain of HyperNodes may be deeper than Python's
+    recursion limit)."""
     state: dict[str, int] = {}  # 1: on the stack, 2: done
-
-    def visit(name: str, stack: list[str]) -> None:
-        state[name] = 1
-        stack.append(name)
-        for child in graph[name]:
-            if state.get(child.name) == 1:
+    for root in sorted(graph):
+        if root in state:
+            continue
+        state[root] = 1
+        stack = [root]
+        todo = [iter(graph[root])]
+        while todo:
+            child = next(todo[-1], None)
+            if child is None:
+                state[stack.pop()] = 2
+                todo.pop()
+            elif state.get(child.name) == 1:
                 cycle = [*stack[stack.index(child.name):], child.name]
                 raise by_name[child.name].origin.error(
                     f"HyperNode members form a cycle: {' -> '.join(cycle)}", "spec.members")
-            if child.name not in state:
-                visit(child.name, stack)
-        stack.pop()
-        state[name] = 2
-
-    for name in sorted(graph):
-        if name not in state:
-            visit(name, [])
+            elif child.name not in state:
+                state[child.name] = 1
+                stack.append(child.name)
+                todo.append(iter(graph[child.name]))
 
 
 def _node_sets(
     hypernodes: Sequence[HyperNode], graph: Mapping[str, list[HyperNode]], nodes: Sequence[Node]
 ) -> dict[str, set[str]]:
-    """Node names each HyperNode holds, directly or through member HyperNodes."""
+    """Node names each HyperNode holds, directly or through member HyperNodes (whose
+    tiers are lower: :func:`_check_member_tiers`)."""
     names = {n.name for n in nodes}
     direct: dict[str, set[str]] = {}
     for hn in hypernodes:
@@ -361,17 +366,11 @@ def _node_sets(
                 held |= {n.name for n in nodes if m.matches(n.name, n.labels)}
         direct[hn.name] = held
     total: dict[str, set[str]] = {}
-
-    def collect(name: str) -> set[str]:
-        if name not in total:
-            held = set(direct[name])
-            for child in graph[name]:
-                held |= collect(child.name)
-            total[name] = held
-        return total[name]
-
-    for hn in hypernodes:
-        collect(hn.name)
+    for hn in sorted(hypernodes, key=lambda h: h.tier):  # members first: their tier is lower
+        held = set(direct[hn.name])
+        for child in graph[hn.name]:
+            held |= total[child.name]
+        total[hn.name] = held
     return total
 
 
@@ -407,8 +406,15 @@ def _check_nesting(
     hypernodes: Sequence[HyperNode], held: Mapping[str, set[str]],
     labels: Mapping[str, Mapping[str, str]], tiers: Sequence[int],
 ) -> None:
-    """Every HyperNode sits inside one domain of each wider tier (a tree, not a lattice)."""
-    for hn in hypernodes:
+    """Every HyperNode sits inside one domain of each wider tier (a tree, not a lattice).
+    Of the HyperNodes holding the same nodes only the lowest is checked (the others'
+    wider tiers are among its), and one node is always inside one domain: a chain of
+    HyperNodes each the only member of the next costs no more than one."""
+    lowest: dict[frozenset[str], HyperNode] = {}
+    for hn in sorted(hypernodes, key=lambda h: (h.tier, h.name)):
+        if len(held[hn.name]) > 1:
+            lowest.setdefault(frozenset(held[hn.name]), hn)
+    for hn in lowest.values():
         for tier in (t for t in tiers if t > hn.tier):
             key = tier_key(tier)
             above = sorted({labels[n][key] for n in held[hn.name] if key in labels.get(n, {})})

@@ -9,9 +9,10 @@ Membership, as the Volcano scheduler decides it:
   ``pkg/scheduler/api/job_info.go``; the other key is an input of its PodGroup controller.)
 * A pod joins the first ``subGroupPolicy`` whose ``labelSelector`` matches it and for which
   it has a non-empty value of every ``matchLabelKeys`` key; pods with equal values form one
-  subgroup. A policy without ``matchLabelKeys`` puts every pod it selects into one default
-  subgroup (Volcano's ``getSubJobMatchValues``: "no matching rules configured ... the
-  default group").
+  subgroup. A policy without ``matchLabelKeys`` takes no pod (Volcano's
+  ``getOrCreateSubJob`` uses a policy only when ``getSubJobMatchValues`` returns values):
+  its pods go on to the next policy or stay with the job's own pods, and a ``minSubGroups``
+  of it can never be met (a warning says so).
 * The task of a pod (for ``minTaskMember``) is its ``volcano.sh/task-spec`` annotation,
   else label.
 
@@ -111,7 +112,7 @@ class SubGroupPolicy:
         if self.selector is not None and not self.selector.matches(pod.labels):
             return None
         values = tuple(pod.labels.get(k, "") for k in self.match_label_keys)
-        return values if all(values) else None  # no keys: the default subgroup ()
+        return values if values and all(values) else None  # no keys: no subgroup
 
 
 @dataclass(frozen=True)
@@ -345,7 +346,10 @@ def task_minimums(pg: PodGroup) -> dict[str, int]:
 def _split(pg: PodGroup, pods: Sequence[Pod]) -> _Split:
     subgroups, outside = _assign(pg, pods)
     where = f"{pg.origin.where} {pg.origin.obj or f'PodGroup/{pg.name}'}".strip()
-    warnings: list[str] = []
+    warnings = [f"{where}: subGroupPolicy {p.name} has no matchLabelKeys: Volcano forms no "
+                "subgroup from it" + (f", so its minSubGroups {p.min_sub_groups} is never met"
+                                      if p.min_sub_groups else "; its pods stay the job's")
+                for p in pg.policies if not p.match_label_keys]
     minimums = task_minimums(pg)
     counts = {t: sum(1 for p in pods if task_of(p) == t) for t in minimums}
     inside = {task_of(p) for sub in subgroups for s in sub for p in s.pending}

@@ -191,22 +191,34 @@ def _scenario(req: ScenarioRequest) -> Scenario:
 
 def _check_labels(req: ScenarioRequest, sc: Scenario) -> None:
     """A required topology on a label no node carries would leave its workload waiting
-    for ever: a mistake (a trace or scenario meant for another cluster)."""
+    for ever: a mistake (a trace or scenario meant for another cluster). A preferred one
+    would turn its locality off: a warning, once per label."""
     carried = {k for n in sc.nodes for k in n.labels} | {HOSTNAME}
+    unknown_preferred: dict[str, str] = {}
     for it in sc.items:
         tree = it.workload.tree
         for node in walk(tree) if tree is not None else ():
             for c in node.topology:
-                if c.mode != "required" or c.key in carried:
+                if c.key in carried:
+                    continue
+                where = it.topology_field(node.path)
+                if c.mode != "required":
+                    unknown_preferred.setdefault(c.key, f"{it.source or it.workload.name}: "
+                                                 f"{it.workload.name}"
+                                                 + (f": {where}.preferred" if where else ""))
                     continue
                 if it.source:
                     raise InputError(f"{node.path} requires topology {c.key!r}, a label no "
                                      "node of the cluster has", file=it.source,
-                                     obj=it.workload.name, field="topology.required")
+                                     obj=it.workload.name,
+                                     field=f"{where}.required" if where else None)
                 raise InputError(
                     f"no node has the label {c.key!r} that the {sc.name} scenario's "
                     f"workloads require (the first: {it.workload.name})", file=req.cluster,
                     field="--cluster" if req.cluster is not None else "--cluster-spec")
+    sc.warnings.extend(f"{first}: prefers topology {key!r}, a label no node of the cluster "
+                       "has: no locality for it (the first of its workloads)"
+                       for key, first in unknown_preferred.items())
 
 
 def trace_horizon(items: list[TraceItem]) -> float:

@@ -65,6 +65,7 @@ class Scenario:
     gpu_scale: float = 1.0  # units of gpu_resource per GPU
     sample_interval: float = 60.0
     warmup: float = 0.0  # simulated seconds before the metrics start
+    warnings: list[str] = field(default_factory=list)  # about the inputs, for the user
 
 
 def cluster(levels: list[tuple[str, int]], node: dict[str, str]) -> tuple[list[Node], list[str]]:

@@ -140,6 +140,19 @@ class TraceItem:
     duration: float | None  # None: a service, running to the end
     kind: str = "workload"
     source: str = ""  # file:line, for messages
+    roles: tuple[str, ...] = ()  # a role-form line's role names, in order (for messages)
+
+    def topology_field(self, path: str) -> str | None:
+        """The trace field holding the topology of the tree node at ``path``: the line's
+        ``topology``, a role's, or a role's ``replica_topology``; None for a manifest."""
+        if not self.roles:
+            return None
+        parts = path[len(self.workload.name) + 1:].split("/") if path != self.workload.name \
+            else []
+        if not parts:
+            return "topology"
+        i = self.roles.index(parts[0])
+        return f"roles[{i}].topology" if len(parts) == 1 else f"roles[{i}].replica_topology"
 
 
 # -- building trees ---------------------------------------------------------------------
@@ -163,7 +176,8 @@ def build(spec: WorkloadSpec) -> TraceItem:
         source=root_path,
     )
     wl = Workload(root_path, "Trace", root, pods, priority=spec.priority)
-    return TraceItem(wl, spec.arrival, spec.duration, spec.kind)
+    return TraceItem(wl, spec.arrival, spec.duration, spec.kind,
+                     roles=tuple(r.name for r in spec.roles))
 
 
 def _requests(req: Mapping[str, int]) -> dict[str, int]:
@@ -286,6 +300,10 @@ def _topology(ln: _Line, value: object, field: str) -> Topology:
         if v is not None and (not isinstance(v, str) or not v):
             raise ln.error("must be a level name or node label key", f"{field}.{k}")
         keys[k] = level_key(v) if v else None
+        problems = qualified_name(keys[k]) if keys[k] else []
+        if problems:
+            raise ln.error(f"must be a level name or node label key: {first(problems)}",
+                           f"{field}.{k}")
     return Topology(keys["required"], keys["preferred"])
 
 
