@@ -366,3 +366,17 @@ def test_a_bad_scalar_in_a_known_skeleton_is_still_an_error(
     path.write_text(good + node.format(name="b", rack="-bad-", value="cpu: '4'\n    pods: '9'"))
     with pytest.raises(InputError, match=r"metadata\.labels\.rack"):
         load([path])
+
+
+@pytest.mark.parametrize("bad", [0, 2], ids=["first-node", "a-later-node"])
+def test_a_node_resource_without_a_domain_must_be_standard(tmp_path: Path, bad: int) -> None:
+    """Kubernetes' validateResourceName: ``gpu`` is neither standard nor fully qualified
+    (a Pod asking for it is refused too), on the fast path and the long one alike."""
+    node = ("---\napiVersion: v1\nkind: Node\nmetadata:\n  name: n{i}\n"
+            "status:\n  allocatable:\n    cpu: '4'\n    {gpu}: '1'\n    hugepages-2Mi: 1Gi\n")
+    path = tmp_path / "nodes.yaml"
+    path.write_text("".join(node.format(i=i, gpu="gpu" if i == bad else "nvidia.com/gpu")
+                            for i in range(3)))
+    with pytest.raises(InputError, match="must be a standard resource type") as caught:
+        load([path])
+    assert f"[doc {bad}]: Node/n{bad}: status.allocatable.gpu" in str(caught.value)

@@ -189,7 +189,7 @@ def test_a_gpu_request_from_limits_only_is_named_in_the_reason(
     assert result.exit_code == 3, result.output
     [w] = json.loads(result.stdout)["workloads"]
     assert w["status"] == "Rejected"
-    assert w["reason"].endswith("0/16 nodes are available for a pod of pods: "
+    assert w["reason"].endswith("0/16 nodes are available for a pod like t-0: "
                                 "16 Insufficient nvidia.com/gpu (requested through its limit)")
 
 

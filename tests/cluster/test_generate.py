@@ -57,7 +57,7 @@ def test_parse_levels_spec_rejects(spec: str, message: str) -> None:
 
 @pytest.mark.parametrize(
     "spec", ["cpu=-1", "cpu=lots", "nvidia.com/gpu=1.5", "cpu", "cpu=", "bad name!=1",
-             "cpu=1,cpu=2", "", " , "]
+             "cpu=1,cpu=2", "", " , ", "cpu=4,gpu=1"]
 )
 def test_parse_node_spec_rejects(spec: str) -> None:
     with pytest.raises(InputError, match="--node"):

@@ -965,12 +965,37 @@ def _node_ready(conditions: object, field: str) -> bool:
     return ready
 
 
+# the names without a domain Kubernetes calls standard (``IsStandardResourceName``);
+# any other resource of a Node is ``vendor.com/thing`` (``validateResourceName``)
+STANDARD_RESOURCES = frozenset((
+    "cpu", "memory", "ephemeral-storage", "pods", "storage", "requests.cpu",
+    "requests.memory", "requests.ephemeral-storage", "requests.storage", "limits.cpu",
+    "limits.memory", "limits.ephemeral-storage", "services", "replicationcontrollers",
+    "resourcequotas", "secrets", "configmaps", "persistentvolumeclaims",
+    "services.nodeports", "services.loadbalancers"))
+
+
+def check_node_resource_name(name: str, field: str) -> None:
+    """A Node's resource (a syntactically valid name): standard, or with a domain."""
+    if "/" not in name and name not in STANDARD_RESOURCES and not name.startswith(
+            ("hugepages-", "requests.hugepages-")):
+        raise InputError(f"{name!r} must be a standard resource type or fully qualified "
+                         f"(such as vendor.com/{name})", field=field)
+
+
+def _node_resources(status: Mapping[str, Any], key: str) -> Resources:
+    resources = parse_resources(status.get(key), f"status.{key}")
+    for name in resources:
+        check_node_resource_name(name, f"status.{key}.{name}")
+    return resources
+
+
 def _node_allocatable(status: Mapping[str, Any]) -> Resources:
     """``status.allocatable`` if present, else ``status.capacity``; default ``pods``."""
     key = "allocatable" if status.get("allocatable") is not None else "capacity"
-    resources = parse_resources(status.get(key), f"status.{key}")
+    resources = _node_resources(status, key)
     if key == "allocatable":  # checked as ValidateNode checks it, though not read
-        parse_resources(status.get("capacity"), "status.capacity")
+        _node_resources(status, "capacity")
     resources.setdefault("pods", DEFAULT_MAX_PODS)
     return resources
 
@@ -1020,14 +1045,10 @@ def _plain_node(obj: Mapping[str, Any]) -> Node | None:
                 if state is not None and type(state) is not str:
                     return None
                 ready = state == "True"
-    key = "allocatable" if status.get("allocatable") is not None else "capacity"
     try:
-        allocatable = parse_resources(status.get(key), f"status.{key}")
-        if key == "allocatable":
-            parse_resources(status.get("capacity"), "status.capacity")
+        allocatable = _node_allocatable(status)
     except InputError:
         return None
-    allocatable.setdefault("pods", DEFAULT_MAX_PODS)
     return Node(name, labels, (), allocatable, unschedulable, ready)
 
 

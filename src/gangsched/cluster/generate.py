@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gangsched.api.errors import InputError
+from gangsched.api.objects import check_node_resource_name
 from gangsched.api.quantity import parse_quantity
 
 MAX_NODES = 1_000_000
@@ -129,6 +130,7 @@ def _validate_node(node: Mapping[str, str]) -> None:
     for name, value in node.items():
         if not _LABEL_KEY.fullmatch(name):
             raise InputError(f"{name!r} is not a valid resource name", field="--node")
+        check_node_resource_name(name, field="--node")
         try:
             parse_quantity(value, name)
         except InputError as err:

@@ -40,7 +40,8 @@ def node_summary(
     who: str = "",
 ) -> tuple[int, str]:
     """(nodes that can take one such pod now, the kube-scheduler style account);
-    ``who`` names the pods (``for a pod of decode``)."""
+    ``who`` names the pods (``a pod of decode``: "... nodes are available for a pod of
+    decode")."""
     topo = state.topology
     n = state.n_nodes
     reasons: Counter[str] = Counter()
@@ -78,5 +79,5 @@ def node_summary(
     fits &= ~short_any
     available = int(fits.sum())
     detail = ", ".join(f"{c} {text}" for text, c in sorted(reasons.items()))
-    text = f"{available}/{n} nodes are available" + (f" for a pod of {who}" if who else "")
+    text = f"{available}/{n} nodes are available" + (f" for {who}" if who else "")
     return available, f"{text}: {detail}" if detail else text

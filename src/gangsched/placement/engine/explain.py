@@ -504,5 +504,16 @@ def filter_note(notes: Notes, node: TreeNode) -> str | None:
     target = (impossible or matching or [max(
         sets, key=lambda ps: (facts.shape_weight(facts.shape(ps)), ps.min_pods))])[0]
     available, text = node_summary(state, target.requests, target.requirements,
-                                   target.from_limits, target.name)
+                                   target.from_limits, _who(target))
     return None if available == state.n_nodes else text
+
+
+def _who(ps: PodSet) -> str:
+    """The pods a node account is for: ``a pod of decode``, or by a pod's name when the
+    set's name is the one a front-end gives a set of identical pods (``pods``,
+    ``pods-1``), which names nothing the user wrote."""
+    generated = ps.name == "pods" or (ps.name.startswith("pods-") and ps.name[5:].isdigit())
+    if not generated or not ps.pods:
+        return f"a pod of {ps.name}"
+    first = ps.pods[0].rpartition("/")[2]
+    return f"pod {first}" if ps.size == 1 else f"a pod like {first}"
