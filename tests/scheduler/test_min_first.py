@@ -7,11 +7,13 @@ admission (``whole=False``: extras decided after the queue)."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
+import pytest
 from sched_helpers import rack_of, racks, world
 
 from gangsched.gang import Group
-from gangsched.scheduler import GangschedPolicy
+from gangsched.scheduler import GangschedPolicy, queue
 from gangsched.testing.builders import cons, group, podset
 
 ONE_RACK = (("zone", 1), ("rack", 1), ("host", 4))  # 4 nodes of 8 GPUs
@@ -88,6 +90,32 @@ def test_a_waiting_unit_takes_back_extras_but_never_a_minimum() -> None:
     w.cycle(1.0)
     assert w.state("sg2") == "pending"
     assert len(w.bound("sg0")) == len(w.bound("sg1")) == 2
+
+
+def test_reclaiming_looks_at_running_units_only_when_one_holds_extras(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reclaim search runs for a waiting unit only while some running unit of its
+    priority or lower holds pods above its minimum (otherwise there is nothing to take
+    back, and every failed unit walked every running unit)."""
+    searches: list[str] = []
+    real = queue.find_preemption
+
+    def counted(tree: Any, *args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("surplus_only"):
+            searches.append(tree.path)
+        return real(tree, *args, **kwargs)
+
+    monkeypatch.setattr(queue, "find_preemption", counted)
+    w = world(ONE_RACK)
+    w.submit(serving_group("sg0"))
+    w.cycle()
+    w.submit(serving_group("sg1"))
+    w.cycle(1.0)  # sg0 holds extras: sg1 looks, takes them back and runs
+    assert searches == ["sg1"] and w.state("sg1") == "admitted"
+    w.submit(serving_group("sg2"))
+    for _ in range(3):
+        w.cycle(60.0)
+    assert w.state("sg2") == "pending" and searches == ["sg1"]  # nothing left to take
 
 
 TWO_RACKS = (("zone", 1), ("rack", 2), ("host", 2))  # 2 racks of 2 nodes of 8 GPUs

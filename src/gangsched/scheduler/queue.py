@@ -60,6 +60,7 @@ class QueuePass:
         self.plans = Plans()
         self._whole = ctx.policy.min_first and getattr(ctx.policy, "whole", False)
         self._priorities: list[int] = []
+        self._surplus: list[int] = []  # priorities of the running above their minimum
 
     def run(self) -> Steps:
         ctx = self.ctx
@@ -109,7 +110,7 @@ class QueuePass:
             d = ctx.place(tree, view)  # planned extras give way to a minimum
         plan: Preemption | None = None
         note = ""
-        if not d.admitted and reclaim:
+        if not d.admitted and reclaim and self._surplus_below(u.priority + 1):
             peers = [x for x in self._at_most(u.priority + 1) if x.running and x is not u]
             found = find_preemption(tree, u.priority + 1, peers, snap.state, ctx.place,
                                     hidden, ctx.config.preemption_budget, surplus_only=True)
@@ -152,7 +153,17 @@ class QueuePass:
             self._running = sorted(self.ctx.registry.index.of(*RUNNING),
                                    key=lambda x: x.priority)
             self._priorities = [x.priority for x in self._running]
+            self._surplus = [x.priority for x in self._running if x.has_surplus]
         return self._running[:bisect_left(self._priorities, priority)]
+
+    def _surplus_below(self, priority: int) -> bool:
+        """Whether a unit of :meth:`_at_most` held pods above its minimum at the start of
+        the pass: if none did, none does (a running unit gains pods in a pass only from
+        the plans bound after it), and reclaiming has nothing to look at. Without this
+        gate every unit that failed walked every running unit: most of the time of a
+        replay whose queue never drains."""
+        self._at_most(priority)
+        return bool(self._surplus) and self._surplus[0] < priority
 
     def _preempt(self, u: Unit, plan: Preemption) -> Iterator[Action]:
         ctx = self.ctx
