@@ -300,7 +300,7 @@ def _topology(ln: _Line, value: object, field: str) -> Topology:
         if v is not None and (not isinstance(v, str) or not v):
             raise ln.error("must be a level name or node label key", f"{field}.{k}")
         keys[k] = level_key(v) if v else None
-        problems = qualified_name(keys[k]) if keys[k] else []
+        problems = qualified_name(keys[k]) if keys[k] else ()
         if problems:
             raise ln.error(f"must be a level name or node label key: {first(problems)}",
                            f"{field}.{k}")
