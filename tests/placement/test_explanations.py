@@ -132,6 +132,19 @@ def test_pods_already_running_against_a_cap_are_counted() -> None:
     assert d.reason.endswith("room for 2 pods")
 
 
+def test_a_set_cap_per_node_is_counted_in_its_groups_domain_too() -> None:
+    # one rack of one node with 2 GPUs; the set (capped at 1 pod per node) asks 3 pods of
+    # 1 GPU inside one rack: the rack holds 1 of them, not 2, in the root's clause as in
+    # the set's
+    state = ClusterState.from_nodes([node("n0", {TAS_RACK: "r0"}, gpu=2)], None,
+                                    keys={TAS_RACK})
+    ps = podset("job/w", 3, gpu=1, max_per_node=1)
+    d = place(group("job", [ps], min_groups=0, min_pods=3, topology=cons(TAS_RACK)), state)
+    assert not d.admitted
+    assert "inside one rack; the best rack (r0) holds 1;" in d.reason
+    assert d.reason.endswith("room for 1 pod")
+
+
 def test_a_preferred_key_across_the_levels_does_not_shrink_the_required_domain() -> None:
     # zone z0: 4 free 8-GPU nodes, 3 on switch s0, 1 on s1; zone z1: 2 on s0. 5 pods in
     # one zone, preferring one switch: z0 holds 4 (its best switch 3)

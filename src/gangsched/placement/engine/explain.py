@@ -281,8 +281,8 @@ class Notes:
         taken into account, so the number is what really fits."""
         node, lo, hi, sel = tier.node, tier.lo, tier.hi, tier.sel
         f = self.state.capacity(dem.shape, dem.req)[lo:hi]
-        for cap, held in self._caps(node):
-            f = np.minimum(f, np.maximum(cap - held[lo:hi], 0))
+        for room in self._caps(node, dem):
+            f = np.minimum(f, room[lo:hi])
         if sel is not None:
             f = f * sel[lo:hi]
         per = self.facts.replica_demand(node) if isinstance(node, Group) else None
@@ -311,22 +311,29 @@ class Notes:
             sums = _per_domain(f, outer, lo, hi)
         return np.where(_usable(tier), np.minimum(sums, BIG), -1)
 
-    def _caps(self, node: TreeNode) -> list[tuple[int, np.ndarray]]:
-        """The per-node caps every pod below ``node`` is under (its own, and those of the
-        groups around all of them), each with the pods already running against it per
-        node."""
+    def _caps(self, node: TreeNode, dem: Demand) -> list[np.ndarray]:
+        """Per node, the room left by each per-node cap every pod below ``node`` is
+        under (its own, and those of the groups around all of them), the pods already
+        running against it counted; and when every set of ``dem``'s pods has a cap of its
+        own, the room of those caps together."""
         facts = self.facts
-        out = []
-        if node.max_pods_per_node is not None:
-            out.append((node.max_pods_per_node, facts.held(node)))
+
+        def room(g: TreeNode) -> np.ndarray:
+            assert g.max_pods_per_node is not None
+            return np.maximum(g.max_pods_per_node - facts.held(g), 0)
+
+        out = [room(node)] if node.max_pods_per_node is not None else []
+        mine = [ps for ps in podsets(node)
+                if ps is not node and (facts.shape(ps), ps.requirements) == (dem.shape, dem.req)]
+        if mine and all(ps.max_pods_per_node is not None for ps in mine):
+            out.append(sum((room(ps) for ps in mine[1:]), room(mine[0])))
         sets = [ps.path for ps in podsets(node)]
         if sets:
             around = [g for _, _, g in facts.group_caps.get(sets[0], ()) if g is not node]
             for path in sets[1:]:
                 theirs = {id(g) for _, _, g in facts.group_caps.get(path, ())}
                 around = [g for g in around if id(g) in theirs]
-            out += [(g.max_pods_per_node, facts.held(g)) for g in around
-                    if g.max_pods_per_node is not None]
+            out += [room(g) for g in around if g.max_pods_per_node is not None]
         return out
 
     # -- words --------------------------------------------------------------------------
