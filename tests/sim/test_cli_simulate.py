@@ -188,6 +188,19 @@ def test_a_bad_trace_line_is_a_one_line_error(tmp_path: Path) -> None:
     one_line_error(code, err, "t.jsonl:2", "roles[0].replicas", "must be >= 1")
 
 
+def test_a_preferred_level_no_node_has_is_a_warning_and_the_run_goes_on(
+        tmp_path: Path) -> None:
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"name": "a", "arrival": 0, "duration": 60, "roles": [{"name": "w", '
+                     '"requests": {"cpu": "1"}, "topology": {"preferred": "example.com/x"}}]}\n')
+    code, out, err = invoke("--trace", trace, "--cluster-spec", "rack=2,host=2", "--seeds", "1",
+                            "-p", "gangsched", "--no-report")
+    assert code == 0, err
+    [warning] = [ln for ln in err.splitlines() if ln.startswith("warning: ")]
+    assert "t.jsonl:1" in warning and "roles[0].topology.preferred" in warning
+    assert "gangsched" in out
+
+
 def test_a_gzip_trace_runs_as_the_plain_one_and_a_truncated_one_says_so(
         tmp_path: Path) -> None:
     import gzip
