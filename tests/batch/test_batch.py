@@ -263,3 +263,25 @@ def test_independent_units_of_a_basic_root_that_fit_are_admitted_with_their_pods
     free = state.free.copy()
     (out,) = place_plan(p, state)
     assert not out.admitted and not out.pods and (state.free == free).all()
+
+
+def test_extras_stay_in_the_domain_a_pinned_value_names_among_several() -> None:
+    """A required rack pinned to ``r0``, a name two blocks use: the minimum goes to
+    b0's r0, and the extra pod must not go to b1's r0 (two racks; sound-s29 r4)."""
+    from gangsched.api.types import Node
+    from gangsched.batch import place_plan
+    from gangsched.cluster.state import ClusterState
+    from gangsched.gang import Constraint, Group, PodSet
+    from gangsched.model import Plan, Workload
+    from gangsched.placement.verify import verify
+
+    gpu, block, rack = "nvidia.com/gpu", "gangsched.io/block", "gangsched.io/rack"
+    nodes = [Node(f"n-b{b}", {block: f"b{b}", rack: "r0", "kubernetes.io/hostname": f"n-b{b}"},
+                  allocatable={"cpu": 64000, gpu: 8, "pods": 110}) for b in range(2)]
+    ps = PodSet("pods", "job/pods", ("ns/p0", "ns/p1"), {"cpu": 1000, gpu: 8, "pods": 1},
+                min_pods=1)
+    unit = Group("job", "job", [ps], min_groups=1, topology=(Constraint(rack, value="r0"),))
+    [out] = place_plan(Plan([Workload("job", "PodGroup", unit)], nodes, [block, rack], []),
+                       ClusterState.from_nodes(nodes, [block, rack]))
+    assert out.admitted and len(out.pods) == 1
+    assert verify(unit, ClusterState.from_nodes(nodes, [block, rack]), out.pods) == []

@@ -112,17 +112,18 @@ def residual(node: TreeNode, sets: Sets, pins_of: PinsOf) -> TreeNode | None:
 
 def _pin(topology: tuple[Constraint, ...], where: str | None,
          pins_of: PinsOf) -> tuple[tuple[Constraint, ...], tuple[str, ...]]:
-    """Every required constraint of ``topology`` not pinned yet, pinned to the domain of
-    node ``where`` (the wider levels' values first, where the key's value names several
-    domains: the engine applies pins in order); and the wider label keys that domain
-    lies below none of (its pods must go to nodes lacking them: :func:`_lacking`)."""
+    """Every required constraint of ``topology`` pinned to the domain of node ``where``
+    (the wider levels' values first, where the key's value names several domains: the
+    engine applies pins in order; also for a constraint pinned by value already, whose
+    value may name several domains too); and the wider label keys that domain lies below
+    none of (its pods must go to nodes lacking them: :func:`_lacking`)."""
     if where is None:
         return topology, ()
     named = {x.key for x in topology if x.mode == "required"}  # a preferred key is no pin
     out: list[Constraint] = []
     absent: list[str] = []
     for c in topology:
-        pins = pins_of(where, c.key) if c.mode == "required" and c.value is None else ()
+        pins = pins_of(where, c.key) if c.mode == "required" else ()
         if pins:
             for k, v in pins[:-1]:
                 if v is None:
