@@ -181,10 +181,15 @@ def is_gang(node: TreeNode) -> bool:
 def scheduling_units(node: TreeNode) -> list[TreeNode]:
     """Split a tree into units admitted all-or-nothing.
 
-    A root that gangs anything is one unit; a basic group's children are separate units.
-    A basic PodSet stays a unit whose minimum is zero (its pods are placed one by one).
+    A root that gangs anything is one unit; a basic group's children are separate units,
+    unless the group binds them together (a required topology, a per-node cap): then it
+    stays one unit whose minimum is zero, so its pods stay inside one domain (KEP-5732
+    applies a basic PodGroup's topology to all its pods). A basic PodSet stays a unit
+    whose minimum is zero (its pods are placed one by one).
     """
-    if is_gang(node) or isinstance(node, PodSet):
+    binds = node.max_pods_per_node is not None or any(
+        c.mode == "required" for c in node.topology)
+    if is_gang(node) or isinstance(node, PodSet) or binds:
         return [node]
     out: list[TreeNode] = []
     for child in node.children:

@@ -65,3 +65,17 @@ def test_basic_group_children_are_separate_units() -> None:
     assert scheduling_units(root) == [a, b]
     gang = group("r", [a, b], min_groups=1)
     assert scheduling_units(gang) == [gang]
+
+
+def test_a_basic_group_with_a_required_topology_or_a_cap_stays_one_unit() -> None:
+    """Its pods must share one domain (or its per-node cap): split into units they were
+    placed apart (sound-s29 r3)."""
+    a, b = podset("r/a", 2), podset("r/b", 1, min_pods=0)
+    racked = group("r", [a, b], min_groups=0, topology=(Constraint("gangsched.io/rack"),))
+    assert scheduling_units(racked) == [racked]
+    capped = group("r", [a, b], min_groups=0)
+    capped.max_pods_per_node = 1
+    assert scheduling_units(capped) == [capped]
+    preferred = group("r", [a, b], min_groups=0,
+                      topology=(Constraint("gangsched.io/rack", "preferred"),))
+    assert scheduling_units(preferred) == [a, b]
