@@ -60,7 +60,7 @@ class QueuePass:
         self.plans = Plans()
         self._whole = ctx.policy.min_first and getattr(ctx.policy, "whole", False)
         self._priorities: list[int] = []
-        self._surplus: list[int] = []  # priorities of the running above their minimum
+        self._least_surplus: int | None = None  # of the running above their minimum
 
     def run(self) -> Steps:
         ctx = self.ctx
@@ -149,11 +149,8 @@ class QueuePass:
     def _at_most(self, priority: int) -> list[Unit]:
         """Units running at the start of the pass with a priority below ``priority``
         (units admitted later in the pass rank at least as high: the list holds)."""
-        if self._running is None:
-            self._running = sorted(self.ctx.registry.index.of(*RUNNING),
-                                   key=lambda x: x.priority)
-            self._priorities = [x.priority for x in self._running]
-            self._surplus = [x.priority for x in self._running if x.has_surplus]
+        self._start()
+        assert self._running is not None
         return self._running[:bisect_left(self._priorities, priority)]
 
     def _surplus_below(self, priority: int) -> bool:
@@ -162,8 +159,17 @@ class QueuePass:
         the plans bound after it), and reclaiming has nothing to look at. Without this
         gate every unit that failed walked every running unit: most of the time of a
         replay whose queue never drains."""
-        self._at_most(priority)
-        return bool(self._surplus) and self._surplus[0] < priority
+        self._start()
+        return self._least_surplus is not None and self._least_surplus < priority
+
+    def _start(self) -> None:
+        """The running units by priority, as the pass found them (once a pass)."""
+        if self._running is None:
+            self._running = sorted(self.ctx.registry.index.of(*RUNNING),
+                                   key=lambda x: x.priority)
+            self._priorities = [x.priority for x in self._running]
+            self._least_surplus = next(
+                (x.priority for x in self._running if x.has_surplus), None)
 
     def _preempt(self, u: Unit, plan: Preemption) -> Iterator[Action]:
         ctx = self.ctx
