@@ -163,3 +163,17 @@ def test_a_two_dimensional_perfect_packing_is_admitted_by_its_node_limit() -> No
     d = place(unit, state)
     assert d.admitted, d.reason
     assert len(d.assignments) == 31 and verify(unit, before, d.assignments) == []
+
+
+@pytest.mark.parametrize("opt_minimum", [0, 1])
+def test_a_unit_of_no_minimum_gets_the_solvers_fewest_pods_when_the_search_runs_out(
+        opt_minimum: int) -> None:
+    # one of two children: a pair of 8-GPU pods (never fits one 8-GPU node) or one 1-GPU
+    # pod, optional (the unit's minimum is 0 pods) or not; one dry run spends the search
+    state = cluster((("rack", 1), ("host", 1)), alloc={"cpu": 64_000, GPU: 8, "pods": 110})
+    opt = podset("u/opt", 1, gpu=1, min_pods=opt_minimum)
+    unit = group("u", [podset("u/big", 2, gpu=8), opt], min_groups=1)
+    d = place(unit, state, Options(max_dry_runs=1), commit=False)
+    assert d.admitted and d.reason == ""
+    assert d.assignments == {opt.pods[0]: state.topology.nodes[0].name}
+    assert verify(unit, state, d.assignments) == []

@@ -261,7 +261,7 @@ def place(
             outcome.search.txn.discard()
             if outcome.search.log is not None:
                 outcome.search.log.stopped()
-            solver = _ask(unit, facts, domains, opts)
+            solver = _ask(_asked(unit, facts, minimum), facts, domains, opts)
             infeasible = solver[1]
             if infeasible:
                 break  # every attempt would fail
@@ -289,7 +289,9 @@ def place(
                                     opts.score_budget, unit), facts, domains, opts, floor)
         search = explainer.search
         if not search.bounded_out and opts.exact > 0 and not infeasible:  # the exact solver
-            got = (solver if solver is not None else _ask(unit, facts, domains, opts))[0]
+            if solver is None:
+                solver = _ask(_asked(unit, facts, minimum), facts, domains, opts)
+            got = solver[0]
             if got is not None:
                 search.txn.discard()
                 return exact_decision(unit, facts, got, minimum, commit,
@@ -311,8 +313,7 @@ def place(
         # nothing required and the extras found no room where the minimum went (their
         # choices are first feasible, without backtracking): search once more for one
         # pod, over every domain, and grow the extras from there
-        one = replace(unit, min_pods=1)
-        facts.adopt(one)
+        one = _asked(unit, facts, minimum)
         again = run(Attempt(one, opts.node_order, opts.backtrack_budget, opts.score_budget,
                             unit), facts, domains, opts, max(pool, floor))
         if again.root is not None:
@@ -340,6 +341,16 @@ def place(
     else:
         search.txn.discard()
     return _decision(unit, state, status, root, minimum, search.budget.dry_runs, facts)
+
+
+def _asked(unit: TreeNode, facts: Facts, minimum: int) -> TreeNode:
+    """The tree the exact solver is asked for: the unit, or for a unit of no minimum the
+    same unit asking at least one pod (its empty placement would admit nothing)."""
+    if minimum > 0:
+        return unit
+    one = replace(unit, min_pods=1)
+    facts.adopt(one)
+    return one
 
 
 def _ask(unit: TreeNode, facts: Facts, domains: Domains, opts: Options
