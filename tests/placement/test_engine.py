@@ -551,3 +551,15 @@ def test_a_group_cap_holds_for_sets_whose_paths_do_not_nest_under_it() -> None:
     d = place(unit, state, commit=False)
     assert d.admitted and len(d.assignments) == 1
     assert verify(unit, state, d.assignments) == []
+
+
+def test_a_cpu_only_pod_keeps_off_free_gpus_in_a_large_cluster() -> None:
+    # 1,200 GPU nodes (9,600 GPUs): one node's free GPUs are a tiny share of the cluster's,
+    # still the CPU-only leader must not take a node whose GPUs it would strand
+    gpu_nodes = [node(f"gpu-{i}", {RACK: "r0", ZONE: "z"}, gpu=8) for i in range(1200)]
+    big_cpu = node("cpu-0", {RACK: "r0", ZONE: "z"}, gpu=0, cpu=128_000)
+    state = ClusterState.from_nodes(gpu_nodes + [big_cpu], [ZONE, RACK])
+    leader = podset("lws/leader", 1, cpu=8_000)
+    workers = podset("lws/workers", 1, gpu=8, cpu=60_000)  # no room for the leader beside
+    d = place(group("lws", [leader, workers]), state, commit=False)
+    assert d.admitted and d.assignments["default/lws-leader-0"] == "cpu-0"

@@ -119,7 +119,9 @@ class Pods:
             inv = facts.inv_total
             for r in spare:
                 held += self.state.free[r, nodes] * inv[r]
-            stranded = (held * 1000).astype(np.int64)
+            # a share of the cluster's total, at most 1 per resource: fine enough that one GPU
+            # of half a million counts, and below the 1 << 20 steps of the sets' contention
+            stranded = (held * ((1 << 19) / len(spare))).astype(np.int64)
             pref = stranded if pref is None else pref + stranded
         return pref
 
