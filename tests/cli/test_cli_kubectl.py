@@ -397,6 +397,18 @@ def test_every_help_renders_cleanly(run: Run) -> None:
     assert "Exit status" in top and "3 a workload rejected" in " ".join(top.split())
 
 
+@pytest.mark.parametrize("group", [(), ("cluster",), ("bench",)])
+def test_command_lists_give_one_line_per_command(run: Run, group: tuple[str, ...]) -> None:
+    # as kubectl's: each command and its summary on one row (wide enough a terminal), not
+    # a docstring's line breaks
+    text = run(*group, "--help").stdout
+    panel = text.split("Commands", 1)[1].split("╰", 1)[0].splitlines()[1:]
+    assert len(panel) >= 2
+    for row in panel:
+        name, summary = row.strip("│ ").split(None, 1)
+        assert not name[0].isspace() and summary.strip().endswith("."), row
+
+
 def test_bench_and_generate_keep_o_for_formats(run: Run, tmp_path: Path) -> None:
     result = run("bench", "load", "--nodes", "20", "-o", "json")
     assert json.loads(result.stdout)["nodes"] == 20

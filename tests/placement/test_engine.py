@@ -558,7 +558,7 @@ def test_a_cpu_only_pod_keeps_off_free_gpus_in_a_large_cluster() -> None:
     # still the CPU-only leader must not take a node whose GPUs it would strand
     gpu_nodes = [node(f"gpu-{i}", {RACK: "r0", ZONE: "z"}, gpu=8) for i in range(1200)]
     big_cpu = node("cpu-0", {RACK: "r0", ZONE: "z"}, gpu=0, cpu=128_000)
-    state = ClusterState.from_nodes(gpu_nodes + [big_cpu], [ZONE, RACK])
+    state = ClusterState.from_nodes([*gpu_nodes, big_cpu], [ZONE, RACK])
     leader = podset("lws/leader", 1, cpu=8_000)
     workers = podset("lws/workers", 1, gpu=8, cpu=60_000)  # no room for the leader beside
     d = place(group("lws", [leader, workers]), state, commit=False)

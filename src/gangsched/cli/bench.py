@@ -91,8 +91,10 @@ def place_cmd(
     output: OutputOption = Format.table,
     output_file: FileOption = None,
 ) -> None:
-    """Decision latency p50/p99 per unit shape and cluster size, as a ratio to the floor
-    (one vectorized fit + domain-sum pass on the same cluster, same run)."""
+    """Decision latency p50/p99 per unit shape and cluster size, as a ratio to a floor.
+
+    The floor is one vectorized fit + domain-sum pass on the same cluster, in the same
+    run."""
     from rich.table import Table
 
     from gangsched.bench.place import CASES, EXTRA_CASES, SIZES, run_place_bench
@@ -141,8 +143,9 @@ def throughput_cmd(
     output: OutputOption = Format.table,
     output_file: FileOption = None,
 ) -> None:
-    """Pods/s on the upstream kube-scheduler scheduler_perf gang and topology shapes,
-    committed, with a plain numpy first-fit on the same cases as the reference."""
+    """Pods/s on kube-scheduler's scheduler_perf gang and topology shapes, committed.
+
+    A plain numpy first-fit on the same cases is the reference."""
     from rich.table import Table
 
     from gangsched.bench.throughput import CASES, run_throughput_bench
@@ -186,9 +189,11 @@ def place_e2e_cmd(
     output: OutputOption = Format.table,
     output_file: FileOption = None,
 ) -> None:
-    """gangsched place end to end in a child process, as a user runs it (start-up, YAML,
-    placing, printing) on generated files: pods/s from the child's CPU time, beside
-    gangsched --help and the interpreter's floors, medians of --repeat runs."""
+    """gangsched place end to end in a child process, as a user runs it.
+
+    Start-up, YAML, placing and printing on generated files: pods/s from the child's CPU
+    time, beside gangsched --help and the interpreter's floors, medians of --repeat
+    runs."""
     from rich.table import Table
 
     from gangsched.bench.place_e2e import run_place_e2e_bench
@@ -219,8 +224,9 @@ def quality_cmd(
     output: OutputOption = Format.table,
     output_file: FileOption = None,
 ) -> None:
-    """Soundness, recall and extras of the engine against the exact MILP (scipy/HiGHS) on
-    small random instances."""
+    """Soundness, recall and extras of the engine against the exact MILP (scipy/HiGHS).
+
+    On small random instances."""
     from gangsched.bench.quality import format_quality, run_quality
 
     if instances < 1:
@@ -243,8 +249,9 @@ def batch_cmd(
     output: OutputOption = Format.table,
     output_file: FileOption = None,
 ) -> None:
-    """How close place packs batches of rack- and block-required gangs to the exact
-    optimum (MILP), beside a plain best-fit in arrival order."""
+    """How close place packs batches of rack- and block-required gangs to the optimum.
+
+    The optimum is the exact MILP's; a plain best-fit in arrival order is beside it."""
     from rich.table import Table
 
     from gangsched.bench.batch import NODE_COUNTS, run_batch_bench

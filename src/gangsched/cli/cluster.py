@@ -343,8 +343,9 @@ def show(
     no_headers: NoHeadersOption = False,
     ignore_unknown: IgnoreUnknownOption = False,
 ) -> None:
-    """Show the topology tree with node count, capacity and free resources per domain
-    (free/capacity; pods bound in the inputs take their share). The levels are those
+    """Show the topology tree with the nodes, capacity and free resources of each domain.
+
+    Free/capacity per domain: pods bound in the inputs take their share. The levels are those
     [bold]gangsched place[/] builds from the same inputs: a Topology object or Volcano
     HyperNodes, else --topology, else the well-known node labels, with the keys the
     workloads in the inputs constrain on placed where they nest."""

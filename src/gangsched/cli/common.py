@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import functools
+import inspect
 import io
 import os
 import sys
@@ -347,13 +348,26 @@ class App(typer.Typer):
         self, *args: Any, **kwargs: Any
     ) -> Callable[[CommandFunctionType], CommandFunctionType]:
         kwargs.setdefault("cls", Command)
-        register = super().command(*args, **kwargs)
 
         def decorator(func: CommandFunctionType) -> CommandFunctionType:
-            register(handle_errors(func))
+            if "help" not in kwargs and func.__doc__:
+                kwargs["help"] = reflow(func.__doc__)
+                # the command list of its group shows the first paragraph, as kubectl's
+                kwargs.setdefault("short_help", kwargs["help"].split("\n\n", 1)[0])
+            typer.Typer.command(self, *args, **kwargs)(handle_errors(func))
             return func
 
         return decorator
+
+
+def reflow(doc: str) -> str:
+    """A docstring as help text: each paragraph one line (the help, and the command list
+    of its group, wrap it to the terminal), except a paragraph of indented or bulleted
+    lines, kept as written."""
+    paragraphs = inspect.cleandoc(doc).split("\n\n")
+    return "\n\n".join(
+        p if any(line[:1] in (" ", "-", "*") for line in p.splitlines()) else " ".join(p.split())
+        for p in paragraphs)
 
 
 # -- options every command spells the same way ---------------------------------------------

@@ -198,8 +198,10 @@ def dev_cluster_cmd(
     ignore_unknown: IgnoreUnknownOption = False,
     verbose: VerboseOption = 0,
 ) -> None:
-    """Run a local Kubernetes API server holding the Nodes (and other objects) of the
-    input files, for [bold]gangsched serve[/] and kubectl, until Ctrl-C."""
+    """Run a local Kubernetes API server with the objects of the input files.
+
+    It holds the Nodes (and other objects) for [bold]gangsched serve[/] and kubectl,
+    until Ctrl-C."""
     check_port(dashboard_port, "--dashboard-port")
     chosen = input_files(paths, files, recursive) if paths or files else []
     log_requests = log_requests or verbose > 0

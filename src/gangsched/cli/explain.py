@@ -109,12 +109,13 @@ def explain_cmd(
     validate: ValidateOption = None,
     verbose: VerboseOption = 0,
 ) -> None:
-    """Explain one workload's decision step by step: per attempt, every group of its gang
-    tree and every topology level it was offered, the candidate domains, why the capacity
-    bound cut each (how many pods it holds of how many needed), which were tried, and the
-    best found. The inputs are placed as [bold]gangsched place[/] places them, so the
-    verdict is the same; exit status as place's for this workload (0, 1 invalid, 3
-    rejected or waiting)."""
+    """Explain one workload's decision step by step.
+
+    Per attempt: every group of its gang tree and every topology level it was offered, the
+    candidate domains, why the capacity bound cut each (how many pods it holds of how many
+    needed), which were tried, and the best found. The inputs are placed as [bold]gangsched
+    place[/] places them, so the verdict is the same; exit status as place's for this
+    workload (0, 1 invalid, 3 rejected or waiting)."""
     from gangsched.batch import decide, decision_order
     from gangsched.cluster.state import ClusterState
     from gangsched.placement.engine.trace import SearchLog, recording

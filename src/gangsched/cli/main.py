@@ -59,10 +59,11 @@ class Shell(StrEnum):
 def completion_cmd(
     shell: Annotated[Shell, typer.Argument(help="The shell to complete in.")],
 ) -> None:
-    """Print a shell completion script: source it, or save it where your shell loads
-    completions. bash: [bold]source <(gangsched completion bash)[/]; zsh:
-    [bold]gangsched completion zsh > "${fpath[1]}/_gangsched"[/]; fish:
-    [bold]gangsched completion fish > ~/.config/fish/completions/gangsched.fish[/]."""
+    """Print a shell completion script.
+
+    Source it, or save it where your shell loads completions. bash: [bold]source <(gangsched
+    completion bash)[/]; zsh: [bold]gangsched completion zsh > "${fpath[1]}/_gangsched"[/];
+    fish: [bold]gangsched completion fish > ~/.config/fish/completions/gangsched.fish[/]."""
     # typer answers completion requests itself (its own protocol): use its scripts
     from typer._completion_shared import get_completion_script
 

@@ -189,8 +189,10 @@ def place_cmd(
     validate: ValidateOption = None,
     verbose: VerboseOption = 0,
 ) -> None:
-    """Place every workload of the inputs on their cluster (the Nodes, and the Pods bound
-    to them), all-or-nothing per gang, and say why when one does not fit.
+    """Place every workload of the inputs on their cluster, all-or-nothing per gang.
+
+    The cluster is the inputs' Nodes and the Pods bound to them; a workload that does not
+    fit is rejected with the reason why.
 
     Exit status: 0 every workload admitted (or nothing to place), 1 bad input (a workload
     whose input is invalid is shown as such while the others are placed), 2 bad usage,

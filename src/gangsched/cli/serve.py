@@ -138,9 +138,11 @@ def serve_cmd(
     ] = "info",
     verbose: VerboseOption = 0,
 ) -> None:
-    """Schedule every pod whose schedulerName is ours, whole gangs at a time (Volcano
-    PodGroups as Kthena creates them, HyperNodes, the Workload API), beside the default
-    scheduler. Logs are JSON lines on stderr; SIGTERM shuts down gracefully."""
+    """Schedule every pod whose schedulerName is ours, whole gangs at a time.
+
+    It reads Volcano PodGroups as Kthena creates them, HyperNodes and the Workload API, and
+    runs beside the default scheduler. Logs are JSON lines on stderr; SIGTERM shuts down
+    gracefully."""
     if verbose:
         log_level = "debug"  # -v: as --log-level debug
     levels = parse_topology_option(topology) if topology is not None else None

@@ -84,9 +84,10 @@ def translate_cmd(
     output: FormatOption = Format.yaml,
     ignore_unknown: IgnoreUnknownOption = False,
 ) -> None:
-    """Print the PodGroups and Pods Kthena's controller creates for each ModelServing
-    (-o tree: the gang tree of every workload, whatever its kind; exit 1 when one is
-    invalid, after the tree)."""
+    """Print the PodGroups and Pods Kthena's controller creates for each ModelServing.
+
+    With -o tree: the gang tree of every workload, whatever its kind; exit 1 when one is
+    invalid, after the tree."""
     scope = Scope.of(namespace, all_namespaces, selector)
     if output is Format.tree:
         from gangsched.cli.tree import render_tree

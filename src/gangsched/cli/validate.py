@@ -83,9 +83,11 @@ def validate_cmd(
     validate_fields: ValidateOption = None,
     verbose: VerboseOption = 0,
 ) -> None:
-    """Check every object in the input files: exit 1 with one line per problem, naming
-    the file, document, object and field; else say how many files were read and valid.
-    -n and -l choose the workloads whose gang rules are checked."""
+    """Check every object in the input files.
+
+    Exit 1 with one line per problem, naming the file, document, object and field; else say
+    how many files were read and valid. -n and -l choose the workloads whose gang rules are
+    checked."""
     scope = Scope.of(namespace, all_namespaces, selector)
     files = input_files(paths, files, recursive)
     found = problems(files, ignore_unknown, topology, validate_mode(validate_fields), scope)
