@@ -157,3 +157,64 @@ def test_a_preferred_key_across_the_levels_does_not_shrink_the_required_domain()
     d = place(unit, state)
     assert not d.admitted
     assert "the best zone (z0) holds 4" in d.reason
+
+
+SWITCH = "gangsched.io/switch"  # a key outside the chain of levels (a crossing key)
+
+
+def _switched(gpus: int, count: int = 2) -> ClusterState:
+    nodes = [node(f"n{i}", {TAS_RACK: "r0", SWITCH: "s0"}, gpu=gpus) for i in range(count)]
+    return ClusterState.from_nodes(nodes, None, keys={TAS_RACK})
+
+
+def test_a_switch_count_keeps_the_per_node_cap() -> None:
+    # 2 nodes x 2 GPUs on switch s0, 5 pods of 1 GPU at most 1 per node: s0 holds 2, not
+    # the 4 its GPUs would take
+    unit = group("job", [podset("job/w", 5, gpu=1, max_per_node=1)], topology=cons(SWITCH))
+    d = place(unit, _switched(2))
+    assert d.reason.startswith("job: needs 5 pods x 1 nvidia.com/gpu, 1 cpu (w) inside one "
+                               "switch; the best switch (s0) holds 2;"), d.reason
+
+
+def test_a_switch_count_of_replicas_is_in_replicas() -> None:
+    # 2 nodes x 2 GPUs, 3 replicas of 2 pods x 1 GPU: s0 holds 4 pods, 2 replicas
+    unit = replicas("job", 3, pods=2, gpu=1, topology=cons(SWITCH))
+    d = place(unit, _switched(2))
+    assert d.reason.startswith("job: needs 3 replicas of 2 pods x 1 nvidia.com/gpu, 1 cpu "
+                               "inside one switch; the best switch (s0) holds 2"), d.reason
+    # each replica on one host: 1 per 2-GPU host, so s0 holds 2 with 2 hosts, 1 with 1
+    hosts = replicas("job", 3, pods=2, gpu=1, topology=cons(SWITCH),
+                     replica_topology=cons("host"))
+    d = place(hosts, _switched(2, count=1))
+    assert "the best switch (s0) holds 1" in d.reason, d.reason
+
+
+def test_a_level_only_preferred_is_not_called_a_need() -> None:
+    # rack r0 = n0 (4 GPUs) + n1 (none): 5 pods x 1 GPU fit in no rack; the host level is
+    # only preferred, so the reason counts the rack the group requires
+    nodes = [node("n0", {TAS_RACK: "r0"}, gpu=4), node("n1", {TAS_RACK: "r0"}, gpu=0)]
+    state = ClusterState.from_nodes(nodes, None, keys={TAS_RACK})
+    unit = group("job", [podset("job/w", 5, gpu=1)], topology=cons(TAS_RACK, "host~"))
+    d = place(unit, state)
+    assert d.reason.startswith("job: needs 5 pods x 1 nvidia.com/gpu, 1 cpu (w) inside one "
+                               "rack; the best rack (r0) holds 4"), d.reason
+    loose = group("job", [podset("job/w", 5, gpu=1)], topology=cons("host~"))
+    d = place(loose, state)
+    assert "inside one" not in d.reason and "room for 4 pods" in d.reason, d.reason
+
+
+def test_a_level_tried_for_locality_is_not_called_a_need() -> None:
+    # 3 one-pod children, at most 1 pod per node, on 2 nodes: no constraint at all. A
+    # search cut short in the host tier (tried first for locality) says so, not "needs
+    # ... inside one host"
+    from dataclasses import replace
+
+    from gangsched.placement import Options
+
+    state = ClusterState.from_nodes([node("n0", {TAS_RACK: "r0"}), node("n1", {TAS_RACK: "r0"})],
+                                    None, keys={TAS_RACK})
+    kids = [podset(f"u/c{i}", 1, gpu=1, cpu=1000 * (i + 1)) for i in range(3)]
+    unit = replace(group("u", kids), max_pods_per_node=1)
+    d = place(unit, state, Options(max_dry_runs=2, exact=0))
+    assert not d.admitted and d.reason.startswith("u: needs 3 children of 1 pod"), d.reason
+    assert "inside one host;" not in d.reason and "inside one rack;" not in d.reason, d.reason

@@ -97,6 +97,7 @@ class Crossing:
     ok: np.ndarray  # bool: nodes of the scope that may be used
     ids: list[int]  # domains that pass the capacity bound, best first
     main_sum: np.ndarray | None  # main-shape capacity per domain
+    lo: int = 0  # first node of the scope (codes[i] is node lo + i)
 
 
 class Domains:
@@ -564,7 +565,7 @@ class Domains:
             slack = np.minimum(main_sum[ids] - (main.count if dems else 0), float(BIG))
             room = np.minimum(slack, self.facts.want(node))
             ids = ids[np.lexsort((slack, -room))]
-        return Crossing(xl, codes, ok, ids.tolist(), main_sum)
+        return Crossing(xl, codes, ok, ids.tolist(), main_sum, lo)
 
     def cross_candidate(self, xl: CrossLevel, d: int, scope: Scope) -> Candidate:
         """Domain ``d`` of a crossing key, as a selection of the scope's nodes."""

@@ -103,14 +103,22 @@ class Notes:
         return out
 
     def group(self, g: Group, c: Candidate, most: int) -> None:
-        """No ``min_groups`` children fit together in c; keep the domain that came closest."""
-        if most >= self.most.get(g.path, -1):
-            self.most[g.path] = most
+        """No ``min_groups`` children fit together in c; keep the domain that came closest,
+        a domain of a level the group requires (or its scope) before any of a level tried
+        only for locality or preference."""
+        rank = most + (_REQUIRED if _mode(g, c.key) == "required" else 0)
+        if rank >= self.most.get(g.path, -1):
+            self.most[g.path] = rank
             self.text[g.path] = self.describe_group(g, c, most)
 
     def group_pods(self, g: Group, c: Candidate, placed: int) -> None:
         """The group's children fit, but not ``min_pods`` pods of its subtree."""
-        where = "" if c.level is None else f" inside one {level_noun(c.level.key)} ({c.label})"
+        mode = _mode(g, c.key)
+        if mode == "required":
+            self.most[g.path] = max(self.most.get(g.path, -1), _REQUIRED - 1)
+        elif self.most.get(g.path, -1) >= _REQUIRED - 1:
+            return  # a note of a required domain says more
+        where = "" if c.key is None else f"{_inside(mode, level_noun(c.key))} ({c.label})"
         self.text[g.path] = (
             f"{g.name}: needs {plural(g.min_pods, 'pod')} placed{where}; only {placed} fit"
         )
@@ -139,7 +147,8 @@ class Notes:
             self.text[node.path] = f"{node.name}: does not fit"
             return False
         best: tuple[float, int, int, str | None, Level | None] | None = None
-        asked = [t for t in seen if facts.asked(node, t.level)]
+        asked = [t for t in seen
+                 if _mode(node, t.level.key if t.level is not None else None) == "required"]
         for tier in asked or seen:  # narrowest first; a wider tier must come strictly closer
             held = [self.domain_counts(tier, d) for d in dems]
             if not len(held[0]) or held[0].max() < 0:  # no domain to count: none or held
@@ -156,7 +165,7 @@ class Notes:
             return self._all_held(node, seen)
         _, worst, have, where, level = best
         self.bottleneck[node.path] = dems[worst]
-        inside = f" inside one {level_noun(level.key)}" if level is not None else ""
+        inside = _inside(_mode(node, level.key), level_noun(level.key)) if level else ""
         per = facts.replica_demand(node)
         unit = "replica" if per is not None else "pod"
         need = self.need_text(node) if len(dems) == 1 else self.demand_text(node, dems, worst)
@@ -266,10 +275,16 @@ class Notes:
             if self._held_everywhere(node, con, values, held, whole):
                 return
             present &= ~np.isin(np.asarray(xl.values, dtype=object), list(held))
-        masked = np.where(present, x.main_sum, -1)
-        j = int(np.argmax(masked))
+        dems = self.facts.demand(node) or self.facts.desired(node)
+        counts = [self.cross_counts(node, d, x) for d in dems]
+        cover = np.min([c / d.count for c, d in zip(counts, dems, strict=True)], axis=0)
+        j = int(np.argmax(np.where(present, cover, -1.0)))
+        worst = min(range(len(dems)), key=lambda i: (counts[i][j] / dems[i].count, i))
+        if len(dems) > 1:
+            need = self.demand_text(node, dems, worst)
         self.text[node.path] = (f"{node.name}: needs {need} inside one {noun}; the best "
-                                f"{noun} ({xl.values[j]}) holds {int(min(masked[j], BIG))}")
+                                f"{noun} ({xl.values[j]}) holds "
+                                f"{int(min(counts[worst][j], BIG))}")
         self.text[node.path] += _held_clause(self._held_in(node, con, values, held), con.key)
 
     # -- counting what fits -------------------------------------------------------------
@@ -310,6 +325,32 @@ class Notes:
         else:
             sums = _per_domain(f, outer, lo, hi)
         return np.where(_usable(tier), np.minimum(sums, BIG), -1)
+
+    def cross_counts(self, node: TreeNode, dem: Demand, x: Crossing) -> np.ndarray:
+        """How many of ``dem``'s pods each domain of a crossing key can hold now, with
+        the same per-node caps as :meth:`domain_counts`; in replicas for a group of
+        replicas (whole replicas, inside the narrower level each one requires)."""
+        lo, hi = x.lo, x.lo + len(x.codes)
+        f = self.state.capacity(dem.shape, dem.req)[lo:hi]
+        for room in self._caps(node, dem):
+            f = np.minimum(f, room[lo:hi])
+        n = len(x.level)
+        ok, codes = x.ok, x.codes
+        per = self.facts.replica_demand(node) if isinstance(node, Group) else None
+        if per is None or per.shape != dem.shape:
+            return np.bincount(codes[ok], weights=f[ok], minlength=n)
+        assert isinstance(node, Group)
+        inner_key = self.facts.required(node.children[0])
+        inner = self.topo.level_for(inner_key) if inner_key is not None else None
+        if inner is None:
+            return np.bincount(codes[ok], weights=f[ok], minlength=n) // per.count
+        # replicas per (inner domain, crossing domain) pair: an inner domain may straddle
+        inner_of = inner.node_domain[lo:hi]
+        ok = ok & inner.valid[inner_of]
+        pair = inner_of[ok].astype(np.int64) * n + codes[ok]
+        keys, where = np.unique(pair, return_inverse=True)
+        replicas = np.bincount(where, weights=f[ok]) // per.count
+        return np.bincount(keys % n, weights=replicas, minlength=n)
 
     def _caps(self, node: TreeNode, dem: Demand) -> list[np.ndarray]:
         """Per node, the room left by each per-node cap every pod below ``node`` is
@@ -382,7 +423,7 @@ class Notes:
             best = f"the best {level_noun(c.key)} ({c.label}) held {got} of them together"
         else:
             best = f"at most {got} of them fit together"
-        inside = f" inside one {level_noun(c.key)}" if c.key is not None else ""
+        inside = _inside(_mode(g, c.key), level_noun(c.key)) if c.key is not None else ""
         return f"{g.name}: needs {g.min_groups} {noun}{each}{inside}; {best}"
 
 
@@ -404,6 +445,29 @@ class QuietNotes(Notes):
 
     def cross(self, node: TreeNode, con: Constraint, x: Crossing) -> None:
         self._quiet(node)
+
+
+_REQUIRED = 1 << 40  # Notes.most: added for a note of a domain the group requires
+
+
+def _mode(node: TreeNode, key: str | None) -> str:
+    """How the node names a level: "required" (or None: its parent's scope),
+    "preferred", or "locality" (a level tried first only for locality, Options.narrow, or
+    on the way from a preferred level to a required one)."""
+    if key is None:
+        return "required"
+    modes = {c.mode for c in node.topology if c.key == key}
+    return "required" if "required" in modes else "preferred" if modes else "locality"
+
+
+def _inside(mode: str, noun: str) -> str:
+    """`` inside one rack`` for a level the node requires; a level it does not require
+    is not called a need."""
+    if mode == "required":
+        return f" inside one {noun}"
+    if mode == "preferred":
+        return f" (preferably inside one {noun}, not required)"
+    return f" (tried inside one {noun} first, for locality; not required)"
 
 
 def _usable(tier: Seen) -> np.ndarray:
