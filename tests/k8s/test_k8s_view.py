@@ -157,6 +157,39 @@ def test_status_only_changes_do_not_rebuild_trees_or_nodes() -> None:
     assert rec.take() == [("NodeChanged", "n1")]
 
 
+def test_a_podgroup_phase_change_rebuilds_trees_only_when_the_enqueue_gate_reads_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    backend, _, _ = make_backend()
+    view = backend.view
+    assembled: list[int] = []
+    real = ClusterView._assemble
+
+    def counted(self: ClusterView) -> Any:
+        assembled.append(1)
+        return real(self)
+
+    monkeypatch.setattr(ClusterView, "_assemble", counted)
+    big = pg_obj("big", 2)
+    big["spec"]["minResources"] = {"cpu": "100"}  # more than 1.2 x the node's 2 cpu
+    backend.apply([d(NODES, node_obj("n1")), *gang_deltas("g", 2),
+                   *[d(PODS, pod_obj(f"big-{i}", group="big")) for i in range(2)],
+                   d(VOLCANO_PODGROUPS, big)])
+    assert len(assembled) == 1 and any("overused" in w for w in view.warnings)
+    # serve's own status write on a group without minResources: nothing to rebuild
+    backend.apply([d(VOLCANO_PODGROUPS, pg_obj("g", 2, rv="2", status={"phase": "Running"}),
+                     "MODIFIED")])
+    assert len(assembled) == 1
+    # past the enqueue gate, the group of minResources no longer draws the warning
+    big = {**big, "metadata": {**big["metadata"], "resourceVersion": "3"},
+           "status": {"phase": "Inqueue"}}
+    backend.apply([d(VOLCANO_PODGROUPS, big, "MODIFIED")])
+    assert len(assembled) == 2 and not any("overused" in w for w in view.warnings)
+    big = {**big, "metadata": {**big["metadata"], "resourceVersion": "4"},
+           "status": {"phase": "Running"}}
+    backend.apply([d(VOLCANO_PODGROUPS, big, "MODIFIED")])  # still past it
+    assert len(assembled) == 2
+
+
 def test_an_invalid_object_is_skipped_not_fatal(caplog: pytest.LogCaptureFixture) -> None:
     backend, _, _ = make_backend()
     bad = pg_obj("bad", 2)

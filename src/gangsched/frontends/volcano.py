@@ -76,8 +76,8 @@ from gangsched.frontends.networktopology import (
     resolve_tiers,
 )
 from gangsched.frontends.pods import identical, natural_key, podset
+from gangsched.frontends.sched_queues import ENQUEUED, VolcanoQueues
 from gangsched.frontends.sched_queues import VOLCANO_KIND as VOLCANO_QUEUE_KIND
-from gangsched.frontends.sched_queues import VolcanoQueues
 from gangsched.gang import Constraint, Group, PodSet, minimum_pods
 from gangsched.model import Workload
 
@@ -125,11 +125,20 @@ class PodGroup:
     min_task_member: tuple[tuple[str, int], ...] = ()
     min_resources: tuple[tuple[str, int], ...] = ()
     queue: str = DEFAULT_QUEUE
-    phase: str = ""  # status.phase: Pending, Inqueue, Running...
+    # status.phase: Pending, Inqueue, Running... It decides only whether Volcano's enqueue
+    # gate would still hold a group of minResources back (a warning), so two parses are
+    # equal when that is the same: a status update (serve's own, each cycle) rebuilds no
+    # gang tree
+    phase: str = field(default="", compare=False)
     priority_class_name: str | None = None
     network_topology: NetworkTopology | None = None
     policies: tuple[SubGroupPolicy, ...] = ()
     origin: Origin = field(default_factory=Origin)
+    gated: bool = field(default=False, init=False)  # held at the enqueue gate, by phase
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "gated",
+                           bool(self.min_resources) and self.phase not in ENQUEUED)
 
     @property
     def key(self) -> str:
