@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from gangsched.api.types import NodeRequirements
+from gangsched.api.types import Node, NodeRequirements
 from gangsched.batch import place_plan
 from gangsched.cluster.state import ClusterState
-from gangsched.gang import Constraint, Group
+from gangsched.gang import Constraint, Group, PodSet
 from gangsched.model import Plan, Workload
 from gangsched.placement import place
 from gangsched.placement.engine import Options
@@ -144,3 +144,19 @@ def test_extras_keep_the_block_of_their_rack_when_the_block_is_only_preferred() 
                  min_groups=1, topology=(Constraint(RACK), Constraint(BLOCK, "preferred")))
     pods = _batch(unit, state)
     assert {n.split("-")[0] for n in pods.values()} == {"b1"}
+
+
+def test_extras_pinned_to_a_host_stay_on_it_when_two_nodes_share_its_hostname() -> None:
+    # hostname a level of the chain [rack, hostname]; both racks' nodes are labelled h:
+    # the set requires one host, so its second pod (8 GPUs) fits on no host beside it
+    rack, host, gpu = "gangsched.io/rack", "kubernetes.io/hostname", "nvidia.com/gpu"
+    nodes = [Node(f"n{i}", {rack: f"r{i}", host: "h"}, (),
+                  {"cpu": 64000, "pods": 110, gpu: 8}) for i in range(2)]
+    ps = PodSet("w", "w", ("ns/w-0", "ns/w-1"), {"cpu": 1000, "pods": 1, gpu: 8},
+                min_pods=1, topology=(Constraint(host, "required"),))
+    state = ClusterState.from_nodes(nodes, [rack, host])
+    assert pins_of(state, "n0", host) == ((rack, "r0"), (host, "h"))
+    out = place_plan(Plan([Workload("w", "PodGroup", ps)], nodes, [rack, host], []),
+                     ClusterState.from_nodes(nodes, [rack, host]))[0]
+    assert out.admitted and len(out.pods) == 1
+    assert verify(ps, state, out.pods) == []

@@ -98,7 +98,7 @@ def pins_of(state: ClusterState, node: str, key: str) -> tuple[tuple[str, str | 
         return ()
     topo = state.topology
     lv = topo.level(key)
-    if lv is None or lv.unique or key == HOSTNAME:
+    if lv is None or lv.unique:  # hostname too: a chain may have two hosts named alike
         return ((key, v),)
     chain = topo.levels
     li = next(i for i, x in enumerate(chain) if x is lv)
