@@ -295,17 +295,14 @@ class Notes:
         without a level. Per-node caps and a replica's own narrower required level are
         taken into account, so the number is what really fits."""
         node, lo, hi, sel = tier.node, tier.lo, tier.hi, tier.sel
-        f = self.state.capacity(dem.shape, dem.req)[lo:hi]
-        for room in self._caps(node, dem):
-            f = np.minimum(f, room[lo:hi])
+        f = self._capped(node, dem, lo, hi)
         if sel is not None:
             f = f * sel[lo:hi]
         per = self.facts.replica_demand(node) if isinstance(node, Group) else None
         outer = tier.level
         if per is not None and per.shape == dem.shape:
             assert isinstance(node, Group)
-            inner_key = self.facts.required(node.children[0])
-            inner = self.topo.level_for(inner_key) if inner_key is not None else None
+            inner = self._replica_level(node)
             if inner is not None and (outer is None or (self.topo.rank(inner.key) or 0)
                                       > (self.topo.rank(outer.key) or 0)):
                 f = _per_domain(f, inner, lo, hi) // per.count  # replicas per inner
@@ -331,17 +328,14 @@ class Notes:
         the same per-node caps as :meth:`domain_counts`; in replicas for a group of
         replicas (whole replicas, inside the narrower level each one requires)."""
         lo, hi = x.lo, x.lo + len(x.codes)
-        f = self.state.capacity(dem.shape, dem.req)[lo:hi]
-        for room in self._caps(node, dem):
-            f = np.minimum(f, room[lo:hi])
+        f = self._capped(node, dem, lo, hi)
         n = len(x.level)
         ok, codes = x.ok, x.codes
         per = self.facts.replica_demand(node) if isinstance(node, Group) else None
         if per is None or per.shape != dem.shape:
             return np.bincount(codes[ok], weights=f[ok], minlength=n)
         assert isinstance(node, Group)
-        inner_key = self.facts.required(node.children[0])
-        inner = self.topo.level_for(inner_key) if inner_key is not None else None
+        inner = self._replica_level(node)
         if inner is None:
             return np.bincount(codes[ok], weights=f[ok], minlength=n) // per.count
         # replicas per (inner domain, crossing domain) pair: an inner domain may straddle
@@ -351,6 +345,18 @@ class Notes:
         keys, where = np.unique(pair, return_inverse=True)
         replicas = np.bincount(where, weights=f[ok]) // per.count
         return np.bincount(keys % n, weights=replicas, minlength=n)
+
+    def _capped(self, node: TreeNode, dem: Demand, lo: int, hi: int) -> np.ndarray:
+        """Pods of ``dem`` each node of [lo, hi) takes now, under every per-node cap."""
+        f = self.state.capacity(dem.shape, dem.req)[lo:hi]
+        for room in self._caps(node, dem):
+            f = np.minimum(f, room[lo:hi])
+        return f
+
+    def _replica_level(self, node: Group) -> Level | None:
+        """The level each replica of a group of replicas requires, if any."""
+        key = self.facts.required(node.children[0])
+        return self.topo.level_for(key) if key is not None else None
 
     def _caps(self, node: TreeNode, dem: Demand) -> list[np.ndarray]:
         """Per node, the room left by each per-node cap every pod below ``node`` is
