@@ -142,3 +142,24 @@ def test_an_all_group_inside_a_single_unit_goes_whole_and_is_repaired_whole() ->
     assert rep.repaired == 1 and w.kinds("svc") == ["Admitted", "Degraded", "Repaired"]
     assert len(w.bound("svc")) == 3 and racks(w.bound("svc")) == {"z0-r0"}
     assert failed not in w.bound("svc").values()
+
+
+def test_a_lost_pod_a_group_above_still_counts_on_is_repaired_not_evicted() -> None:
+    """job needs 3 pods over g, which needs both x (2 pods, min 1) and y (1 pod). Losing
+    x-1 and y-0 leaves job 2 pods short: the repair places both back instead of treating
+    x-1 as an extra and then evicting the unit as unrepairable."""
+    w = world(config=SchedulerConfig(stale_timeout=30.0, backoff_initial=2.0))
+    g = group("job/g", [podset("job/g/x", 2, gpu=1, min_pods=1),
+                        podset("job/g/y", 1, gpu=1)], min_groups=2)
+    w.submit(group("job", [g], min_pods=3))
+    w.cycle()
+    bound = w.bound("job")
+    assert len(bound) == 3
+    lost = sorted(bound)[1:]  # x-1 and y-0
+    w.clock.advance(1.0)
+    for pod in lost:
+        w.backend.evict(pod, "lost")
+    for _ in range(20):
+        w.cycle(5.0)
+    assert sorted(w.bound("job")) == sorted(bound)
+    assert w.kinds("job") == ["Admitted", "Degraded", "Repaired"]  # never evicted

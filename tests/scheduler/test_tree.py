@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gangsched.gang import Constraint, Group, PodSet, minimum_pods
+from gangsched.gang import Constraint, Group, PodSet, minimum_pods, podsets
 from gangsched.scheduler.tree import (
     broken_all_groups,
     residual,
@@ -135,3 +135,21 @@ def test_residual_keeps_the_pods_a_tree_says_are_running_against_its_cap() -> No
                 min_pods=1, max_pods_per_node=1, held_per_node={"n0": 1})
     r = residual(ps, {"job/w": {"ns/w-0": "n1"}}, rack_of)
     assert isinstance(r, PodSet) and r.held_per_node == {"n0": 1, "n1": 1}
+
+
+def test_residual_keeps_every_child_a_group_short_of_pods_above_may_draw_on() -> None:
+    """job (min 3 pods) > g (both children) > x (2 pods, min 1), y (1 pod): with only x-0
+    left running, job lacks 2 pods and g lacks y. x's unplaced pod must stay in the
+    residual, though g itself needs only y: without it job's 2 pods cannot be found and a
+    repair that fits (x-1, y-0 on the node) fails."""
+    req = {"cpu": 1, "pods": 1}
+    x = PodSet("x", "job/g/x", ("ns/x-0", "ns/x-1"), req, min_pods=1)
+    y = PodSet("y", "job/g/y", ("ns/y-0",), req, min_pods=1)
+    job = Group("job", "job", [Group("g", "job/g", [x, y], min_groups=2)], min_pods=3)
+    r = residual(job, {"job/g/x": {"ns/x-0": "n0"}}, rack_of)
+    assert isinstance(r, Group) and r.min_pods == 2
+    (g,) = r.children
+    assert isinstance(g, Group)
+    assert [(c.path, c.pods) for c in podsets(g)] == [("job/g/x", ("ns/x-1",)),
+                                                       ("job/g/y", ("ns/y-0",))]
+    assert g.min_groups == 2  # x is satisfied by what runs, y still needs its pod

@@ -105,9 +105,11 @@ def residual(node: TreeNode, sets: Sets, pins_of: PinsOf) -> TreeNode | None:
     yields a tree of extras and a unit below a minimum a repair tree. A child with nothing
     bound keeps its own minimum (an extra child is all-or-nothing). A group short of
     children is repaired through its broken (partly bound) children when there are enough
-    of them; its unplaced children come back later as extras.
+    of them; its unplaced children come back later as extras. Below a group short of
+    pods (its ``min_pods``), every child that has pods left to place stays: any of them may
+    supply the pods the group lacks.
     """
-    return _residual(node, sets, pins_of).tree
+    return _residual(node, sets, pins_of, False).tree
 
 
 def _pin(topology: tuple[Constraint, ...], where: str | None,
@@ -164,7 +166,8 @@ def _held(node: TreeNode, sets: Sets) -> dict[str, int]:
     return held
 
 
-def _residual(node: TreeNode, sets: Sets, pins_of: PinsOf) -> _Res:
+def _residual(node: TreeNode, sets: Sets, pins_of: PinsOf, need_pods: bool) -> _Res:
+    # need_pods: a group above is short of pods, so no child with pods left may go
     if isinstance(node, PodSet):
         got = sets.get(node.path, _EMPTY)
         placed = len(got)
@@ -177,7 +180,9 @@ def _residual(node: TreeNode, sets: Sets, pins_of: PinsOf) -> _Res:
                                     topology=topology, held_per_node=_held(node, sets)),
                             absent)
         return _Res(tree, placed, placed >= node.min_pods, where)
-    kids = [_residual(c, sets, pins_of) for c in node.children]
+    if node.min_pods and not need_pods:
+        need_pods = len(bound_in(node, sets)) < node.min_pods
+    kids = [_residual(c, sets, pins_of, need_pods) for c in node.children]
     placed = sum(k.placed for k in kids)
     sat = sum(1 for k in kids if k.ok)
     where = next((k.where for k in kids if k.where is not None), None)
@@ -187,8 +192,8 @@ def _residual(node: TreeNode, sets: Sets, pins_of: PinsOf) -> _Res:
     if short:
         broken = [k for k in kids if not k.ok and k.placed and k.tree is not None]
         unsat = [k for k in kids if not k.ok and k.tree is not None]
-        chosen = broken if len(broken) >= short and not pods_short else unsat
-        if pods_short:  # satisfied children's extras may supply pods too
+        chosen = broken if len(broken) >= short and not need_pods else unsat
+        if need_pods:  # satisfied children's extras may supply pods too
             chosen = [k for k in kids if k.tree is not None]
             short += sum(1 for k in chosen if k.ok)
     else:
