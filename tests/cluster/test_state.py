@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gangsched.api.types import NodeRequirements, Pod
 from gangsched.cluster.state import _SHAPES, ClusterState, _distinct
-from gangsched.testing.builders import GPU, RACK, cluster, levels_of, nodes
+from gangsched.scheduler.capacity import domain_nodes, pins_of
+from gangsched.testing.builders import GPU, HOST, RACK, cluster, levels_of, node, nodes
 
 SHAPE = (("zone", 2), ("rack", 2), ("host", 3))
 
@@ -140,3 +142,18 @@ def test_a_shape_is_the_same_however_often_and_in_whatever_order_it_is_asked_for
         got = cs.shape({"cpu": i + 1})
         assert got.amount == (i + 1,)
     assert cs.shape({"cpu": 1_000, GPU: 8, "pods": 1}) == a
+
+
+@pytest.mark.parametrize("levels", [[RACK], [RACK, HOST]])
+def test_a_hosts_nodes_and_pins_name_it_as_the_engine_does(levels: list[str]) -> None:
+    """node-a's hostname label is host-a: the engine's host is node-a unless hostname is
+    a level of the chain (then host-a); the scheduler's pins and a reserved host's nodes
+    agree with it either way."""
+    st_ = ClusterState.from_nodes([node("node-a", {HOST: "host-a", RACK: "r0"}),
+                                   node("node-b", {RACK: "r0"})], levels)
+    host = "host-a" if HOST in levels else "node-a"
+    assert pins_of(st_, "node-a", HOST)[-1] == (HOST, host)
+    assert domain_nodes(st_, HOST, host).tolist() == [0]
+    assert domain_nodes(st_, HOST, "node-b").tolist() == [1]  # no label: its name
+    lv = st_.topology.level_for(HOST)
+    assert lv is not None and lv.values[int(lv.node_domain[0])] == host

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
-from sched_helpers import racks, world
+import pytest
+from sched_helpers import World, racks, world
 
 from gangsched.gang import Group
-from gangsched.scheduler import SchedulerConfig, UnitState, make_workload
-from gangsched.testing.builders import cons, group, podset
+from gangsched.scheduler import (
+    FakeClock,
+    InMemoryBackend,
+    Scheduler,
+    SchedulerConfig,
+    UnitState,
+    make_workload,
+)
+from gangsched.testing.builders import HOST, RACK, cons, group, node, podset
 
 
 def elastic(pods: int, *, gpu: int = 4, min_pods: int = 4) -> Group:
@@ -86,3 +94,25 @@ def test_scale_up_adds_extras_inside_the_same_rack() -> None:
     st = w.sched.status()["u"]
     assert st.state == UnitState.admitted and (st.pods_bound, st.desired) == (8, 10)
     assert w.kinds("u") == ["Admitted", "Scaled", "Extras"]
+
+
+@pytest.mark.parametrize("levels", [[RACK], [RACK, HOST]])
+def test_extras_pinned_to_a_host_find_it_when_its_hostname_label_is_not_its_name(
+        levels: list[str]) -> None:
+    """A node named node-a whose hostname label is host-a (kubelet --hostname-override):
+    a set required on one host gets its minimum while a blocker holds half the node, and
+    its extra pod once the blocker leaves (the pin named host-a where the engine's hosts
+    are node names, so the extra never fitted)."""
+    clock = FakeClock()
+    backend = InMemoryBackend([node("node-a", {HOST: "host-a", RACK: "r0"})], clock)
+    w = World(clock, backend, Scheduler(backend, clock, SchedulerConfig(
+        levels=levels, extras_interval=5.0)))
+    w.submit(podset("blocker", 1, gpu=4))
+    w.cycle()
+    w.submit(podset("w", 2, gpu=4, min_pods=1, topology=cons("host")))
+    w.cycle(1.0)
+    assert len(w.bound("w")) == 1
+    w.backend.remove_workload("blocker")
+    for _ in range(4):
+        w.cycle(5.0)
+    assert w.bound("w") == {"default/w-0": "node-a", "default/w-1": "node-a"}

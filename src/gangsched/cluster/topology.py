@@ -109,12 +109,14 @@ class Topology:
         return self._name_array
 
     def nodes_with(self, key: str, value: str) -> np.ndarray:
-        """Indices of the nodes whose ``key`` label is ``value`` (cached per key)."""
+        """Indices of the nodes whose domain of ``key`` is ``value`` (:func:`domain_of`;
+        cached per key)."""
         table = self._by_value.get(key)
         if table is None:
             groups: dict[str, list[int]] = {}
+            keys = self.keys
             for i, nd in enumerate(self.nodes):
-                v = nd.name if key == HOSTNAME else nd.labels.get(key)
+                v = domain_of(nd, key, keys)
                 if v is not None:
                     groups.setdefault(v, []).append(i)
             table = {v: np.asarray(ix, dtype=np.int64) for v, ix in groups.items()}

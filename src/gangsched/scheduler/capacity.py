@@ -11,7 +11,6 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 from gangsched.cluster.state import ClusterState, Shape
-from gangsched.cluster.topology import HOSTNAME
 
 
 def assume(state: ClusterState, pods: Iterable[tuple[str, str, Mapping[str, int]]]) -> None:
@@ -112,14 +111,10 @@ def pins_of(state: ClusterState, node: str, key: str) -> tuple[tuple[str, str | 
 
 
 def label_of(state: ClusterState, node: str, key: str) -> str | None:
-    """The node's value for a topology key (its name for the hostname key)."""
+    """The node's domain of a topology key, as the engine names it
+    (:func:`~gangsched.cluster.topology.domain_of`: for the hostname key, its name unless
+    hostname is a level of the chain)."""
     j = state.topology.index.get(node)
-    if j is None:
-        return None
-    nd = state.topology.nodes[j]
-    v = nd.labels.get(key)
-    if v is None and key == HOSTNAME:
-        return nd.name
-    return v
+    return None if j is None else state.domain_value(j, key)
 
 
