@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 from gangsched.api.types import NodeRequirements, Pod
 from gangsched.cluster.state import _SHAPES, ClusterState, _distinct
 from gangsched.scheduler.capacity import domain_nodes, pins_of
-from gangsched.testing.builders import GPU, HOST, RACK, cluster, levels_of, node, nodes
+from gangsched.testing.builders import GPU, HOST, RACK, cluster, levels_of, nodes
+from gangsched.testing.builders import node as make_node
 
 SHAPE = (("zone", 2), ("rack", 2), ("host", 3))
 
@@ -149,8 +150,8 @@ def test_a_hosts_nodes_and_pins_name_it_as_the_engine_does(levels: list[str]) ->
     """node-a's hostname label is host-a: the engine's host is node-a unless hostname is
     a level of the chain (then host-a); the scheduler's pins and a reserved host's nodes
     agree with it either way."""
-    st_ = ClusterState.from_nodes([node("node-a", {HOST: "host-a", RACK: "r0"}),
-                                   node("node-b", {RACK: "r0"})], levels)
+    st_ = ClusterState.from_nodes([make_node("node-a", {HOST: "host-a", RACK: "r0"}),
+                                   make_node("node-b", {RACK: "r0"})], levels)
     host = "host-a" if HOST in levels else "node-a"
     assert pins_of(st_, "node-a", HOST)[-1] == (HOST, host)
     assert domain_nodes(st_, HOST, host).tolist() == [0]

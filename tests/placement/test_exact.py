@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
+from scipy.optimize import OptimizeResult
 
 from gangsched.api.types import NodeRequirements, Taint, Toleration
 from gangsched.bench.instances import random_instance
 from gangsched.cluster.state import ClusterState
 from gangsched.gang import TreeNode
-from gangsched.placement import place
+from gangsched.placement import exact, place
 from gangsched.placement.exact import ExactResult, solve
 from gangsched.placement.verify import tree_minimum, verify
 from gangsched.testing.builders import (
@@ -181,3 +183,28 @@ def test_infeasible_verdicts_are_confirmed_without_presolve() -> None:
     # HiGHS's presolve called this instance infeasible; the engine's placement verifies
     state, unit = random_instance(np.random.default_rng(107894956))
     assert solve(unit, state).feasible
+
+
+def test_a_limit_hit_before_any_solution_is_no_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
+    """HiGHS stopped by its time limit before finding a solution still hands back an x
+    (all zeros); that is no placement, so the unit is not reported feasible."""
+    real = exact._run
+
+    def stopped(model: object, sign: float, time_limit: float, presolve: bool = True,
+                node_limit: int | None = None, relaxed: bool = False) -> OptimizeResult:
+        res = real(model, sign, time_limit, presolve, node_limit, relaxed)  # type: ignore[arg-type]
+        return OptimizeResult(x=np.zeros_like(res.x), status=1, message="time limit",
+                              mip_gap=np.inf)
+
+    unit = replicas("w", 2, pods=2, gpu=4, min_replicas=2, replica_topology=cons("rack"))
+    state = two_racks()
+    assert solved(unit, state).feasible  # it fits; the stopped solver just did not say so
+    monkeypatch.setattr(exact, "_run", stopped)
+    r = solve(unit, state, time_limit=5.0)
+    assert (r.feasible, r.status, r.assignments) == (False, "unknown", None)
+    monkeypatch.undo()
+    # a stopped maximising phase keeps the minimum's solution, never the zeros
+    calls = iter([real, stopped, stopped])
+    monkeypatch.setattr(exact, "_run", lambda *a, **k: next(calls)(*a, **k))
+    r = solve(unit, state, time_limit=5.0)
+    assert r.feasible and r.assignments is not None and verify(unit, state, r.assignments) == []

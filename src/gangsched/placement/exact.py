@@ -373,6 +373,25 @@ def _run(
         )
 
 
+def _solution(res: OptimizeResult, model: _Model) -> np.ndarray | None:
+    """The result's x when it is a solution of the model: HiGHS stopped by a time or
+    node limit before finding one still hands back an x (all zeros)."""
+    x = res.x
+    if x is None:
+        return None
+    tol = 1e-6
+    if (x < model.lb - tol).any() or (x > model.ub + tol).any():
+        return None
+    whole = model.integrality > 0
+    if (np.abs(x[whole] - np.rint(x[whole])) > tol).any():
+        return None
+    if model.a is not None:
+        ax = model.a @ x
+        if (ax < model.row_lb - tol).any() or (ax > model.row_ub + tol).any():
+            return None
+    return np.asarray(x)
+
+
 def _assignments(model: _Model, x: np.ndarray, state: ClusterState) -> dict[str, str]:
     names = [nd.name for nd in state.topology.nodes]
     counts = np.rint(x[: len(model.xvars)]).astype(np.int64)
@@ -435,21 +454,24 @@ def solve(
         first = _run(model, 1.0, time_limit, presolve=False, node_limit=node_limit)
     if first.status == 2:
         return done(False, None, 0, "infeasible", bound=0)
-    if first.x is None:
+    x1 = _solution(first, model)
+    if x1 is None:
         return done(False, None, 0, "unknown" if first.status == 1 else f"error: {first.message}")
-    min_needed = round(float(model.c_pods @ first.x))
+    min_needed = round(float(model.c_pods @ x1))
     if not maximize:
         return done(True, None, min_needed, "optimal" if first.status == 0 else "time_limit",
-                    x=first.x)
+                    x=x1)
     second = _run(model, -1.0, time_limit, node_limit=node_limit)
-    if second.x is None:
+    x2 = _solution(second, model)
+    if x2 is None:
         second = _run(model, -1.0, time_limit, presolve=False, node_limit=node_limit)
-    if second.x is None:
-        return done(True, None, min_needed, "time_limit", x=first.x)
-    best = round(float(model.c_pods @ second.x))
+        x2 = _solution(second, model)
+    if x2 is None:
+        return done(True, None, min_needed, "time_limit", x=x1)
+    best = round(float(model.c_pods @ x2))
     bound = best
     dual = getattr(second, "mip_dual_bound", None)
     if second.status != 0 and dual is not None and np.isfinite(dual):
         bound = max(best, int(np.floor(-float(dual) + 1e-6)))
     status = "optimal" if second.status == 0 else "time_limit"
-    return done(True, best, min_needed, status, bound=bound, x=second.x)
+    return done(True, best, min_needed, status, bound=bound, x=x2)
