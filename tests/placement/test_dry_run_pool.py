@@ -4,6 +4,8 @@ they are spent still gets a tenth of them, so a retry and the explanation still 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -55,3 +57,23 @@ def test_the_attempts_of_a_unit_share_its_dry_runs(spent: list[list[int]]) -> No
             left -= n
         over += left <= 0 and len(runs) > 1
     assert over > 0  # the cap was reached by some decision: the pool was really shared
+
+
+def test_extras_placed_with_the_minimum_leave_it_half_the_dry_runs() -> None:
+    """The attempts at raised minimums (extras searched with the minimum) spend at most
+    half of the unit's dry runs: a unit whose own minimum is found within the other half
+    is admitted with extras as without them (they spent it all, and the minimum's search
+    then had only a tenth)."""
+    opts = Options(max_dry_runs=300, exact=0)
+    alone = replace(opts, extras=False)
+    checked = 0
+    for seed in range(390, 480):
+        state, unit = random_instance(np.random.default_rng(seed))
+        minimum = place(unit, state, alone, commit=False)
+        if not minimum.admitted or minimum.dry_runs > 150:
+            continue
+        checked += 1
+        d = place(unit, state, opts, commit=False)
+        assert d.admitted, (seed, d.reason)
+        assert len(d.assignments) >= len(minimum.assignments)
+    assert checked > 20

@@ -183,6 +183,9 @@ def attempts(unit: TreeNode, facts: Facts, opts: Options, minimum: int) -> Itera
 # an attempt made after the unit's dry runs are spent still gets this share of them (a
 # retry in another node order, or an explanation's own dry runs, is not starved)
 FLOOR_SHARE = 10
+# the attempts at raised minimums (extras placed with the minimum) spend at most this
+# share of the unit's dry runs: the rest is kept for its own minimum
+RAISED_SHARE = 2
 
 
 def run(attempt: Attempt, facts: Facts, domains: Domains, opts: Options,
@@ -242,6 +245,7 @@ def place(
     explainer: Outcome | None = None  # the first failed attempt at the unit's own minimum
     pool = opts.max_dry_runs  # the unit's dry runs, all attempts told
     floor = max(1, opts.max_dry_runs // FLOOR_SHARE)
+    kept = opts.max_dry_runs - opts.max_dry_runs // RAISED_SHARE  # for the own minimum
     # the exact solver's answer, once asked (exact_attempt.py); it is asked when the
     # unit's attempts have spent ``ask`` dry runs
     solver: tuple[ExactResult | None, bool] | None = None
@@ -256,7 +260,13 @@ def place(
             continue  # a raised minimum more pods than could ever fit: cannot place
         spent = opts.max_dry_runs - pool
         probe = ask - spent if solver is None and ask > spent else -1
-        outcome = run(attempt, facts, domains, opts, max(pool, floor), probe)
+        if attempt.tree is not unit and not attempt.implied:  # a raised minimum
+            allowed = pool - kept
+            if allowed <= 0:
+                continue  # their share is spent
+        else:
+            allowed = max(pool, floor)
+        outcome = run(attempt, facts, domains, opts, allowed, probe)
         if outcome.search.budget.stopped:  # the search runs long: the solver first
             outcome.search.txn.discard()
             if outcome.search.log is not None:
@@ -265,7 +275,7 @@ def place(
             infeasible = solver[1]
             if infeasible:
                 break  # every attempt would fail
-            outcome = run(attempt, facts, domains, opts, max(pool, floor))  # all of it
+            outcome = run(attempt, facts, domains, opts, allowed)  # all of it
         pool -= outcome.search.budget.dry_runs
         if outcome.status.success:
             won = outcome
