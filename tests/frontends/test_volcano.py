@@ -377,6 +377,20 @@ def test_tier_without_hypernodes_counts_from_the_narrowest_level(tmp_path: Path)
     assert find(tree, "default/train/workers/0").topology == (Constraint("rack", "required"),)
 
 
+def test_a_tier_beyond_the_widest_level_without_hypernodes_is_the_whole_cluster(
+        tmp_path: Path) -> None:
+    """Tiers count up from the narrowest level: with zone and rack, tier 3 is past the
+    widest level, so the job may use the whole cluster (it was held inside one zone)."""
+    inputs = load_objects(tmp_path, podgroup(networkTopology={"highestTierAllowed": 3},
+                                             policies=[workers(networkTopology={
+                                                 "highestTierAllowed": 2})]),
+                          worker("a", "0"), worker("b", "0"))
+    inputs.topology_levels = ["zone", "rack", "kubernetes.io/hostname"]
+    tree = tree_of(only(assemble(inputs).workloads))
+    assert tree.topology == ()
+    assert find(tree, "default/train/workers/0").topology == (Constraint("zone", "required"),)
+
+
 def test_child_constraint_wider_than_its_parent_is_implied(tmp_path: Path) -> None:
     group = podgroup(networkTopology={"highestTierAllowed": 1},
                      policies=[workers(networkTopology={"highestTierAllowed": 2})])

@@ -490,6 +490,8 @@ class Tiers:
                       f"tier {tier} ({nt.mode}) names no domain: there are no HyperNodes in "
                       "the inputs and the nodes have no topology levels; no constraint")
             return ()
+        if not self.from_hypernodes and tier > max(self.keys):
+            return ()  # beyond the cluster's widest level: the whole cluster is one domain
         mode: Mode = "required" if nt.mode == "hard" else "preferred"
         return (Constraint(self.keys[max(usable)], mode),)
 
