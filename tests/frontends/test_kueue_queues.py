@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 from tas_helpers import BLOCK, HOST, RACK, cluster, load_error, only, place, plan, tree
 from test_kueue import TOPOLOGY, grouped_pod, job
+from test_volcano import pod as volcano_pod
+from test_volcano import podgroup as volcano_podgroup
 
 from gangsched.api.types import Node, Taint
 from gangsched.frontends.kueue import QUEUE_LABEL, REQUIRED
@@ -293,3 +295,32 @@ def test_partial_admission_admits_the_most_pods_the_quota_holds(tmp_path: Path) 
     assert [wl.kind for wl in p.workloads] == ["Job"]  # the other 2 are never created
     objs[2] = cluster_queue(("tas", 3))
     assert "maximum capacity (3)" in only(plan(tmp_path, *objs, obj), "Job").waiting
+
+
+def test_a_queued_pod_in_no_group_is_admitted_through_its_queue(tmp_path: Path) -> None:
+    """Kueue's pod integration: a pod with the queue label and no pod group is a Workload
+    of one pod. Its flavor's node labels reach it, and a LocalQueue that does not exist
+    keeps it waiting, as a pod group in the same queue waits (it was placed anyway)."""
+    solo = grouped_pod("solo", group="", total=None)
+    p = plan(tmp_path, *queues(flavor("fb", {GROUP: "b"}, topology=None)), solo,
+             with_nodes=grouped())
+    w = only(p, "Pod")
+    assert dict(w.pods["ml/solo"].requirements.node_selector)[GROUP] == "b"
+    nodes = {n.name: n for n in p.nodes}
+    got = place(p)["ml/solo"]
+    assert got.admitted and nodes[got.pods["ml/solo"]].labels[GROUP] == "b"
+    lost = grouped_pod("lost", group="", total=None, queue="missing")
+    w = only(plan(tmp_path, *queues(flavor("fb", {GROUP: "b"}, topology=None)), lost,
+                  with_nodes=grouped()), "Pod")
+    assert (w.tree, w.waiting) == (None, "LocalQueue missing doesn't exist")
+
+
+def test_a_queued_pod_another_gang_claims_stays_in_that_gang(tmp_path: Path) -> None:
+    """A Volcano PodGroup's member carrying the queue label is that PodGroup's: Kueue's
+    pod integration takes only pods no gang's controller owns."""
+    members = []
+    for i in range(2):
+        members.append(volcano_pod(f"w{i}", labels={QUEUE_LABEL: "q"}))
+    p = plan(tmp_path, volcano_podgroup(min_member=2), *members, with_nodes=grouped())
+    w = only(p)
+    assert w.kind == "PodGroup" and sorted(w.pods) == ["default/w0", "default/w1"]

@@ -26,6 +26,7 @@ FRONT_ENDS: tuple[FrontEnd, ...] = (
     # controllers first: the pods they create are ganged by them or by those after
     kueue.FRONT_END, lws.FRONT_END, grove.FRONT_END, volcano_job.FRONT_END,
     volcano.FRONT_END, kthena.FRONT_END, workload.FRONT_END, kai.FRONT_END,
+    kueue.SINGLE_PODS,  # last: a queue-labelled pod no gang above claimed
 )
 
 KINDS: Kinds = BUILTIN_KINDS.extended(kind for front_end in FRONT_ENDS for kind in front_end.kinds)

@@ -37,8 +37,9 @@ Volcano PodGroup) or scheduled one by one.
   annotation) in a namespace, ``kueue.x-k8s.io/pod-group-total-count`` of them required
   (the group waits while fewer exist, as Kueue waits to compose the Workload); one PodSet
   per role (the ``kueue.x-k8s.io/role-hash`` annotation, else identical pods), its
-  request read from the role's first pod; a pod with the queue label and a topology
-  annotation but no group is a group of one.
+  request read from the role's first pod; a pending pod with the queue label but no
+  group is a group of one (Kueue's pod integration: one Workload per such pod, admitted
+  through its queue).
 
 The request of a PodSet, from its pod template's annotations:
 ``podset-required-topology: K`` is a required constraint on K, ``podset-preferred-
@@ -1255,14 +1256,29 @@ def build(inputs: Inputs) -> Contribution:
                 pod, origins(), f"the {POD_GROUP_NAME} label must be set with the "
                 f"{POD_GROUP_TOTAL_COUNT} annotation", f"metadata.labels.{POD_GROUP_NAME}")))
             out.claimed.add(pod.key)
-        elif not pod.node_name and pod.labels.get(QUEUE_LABEL) and any(
-                k in pod.annotations for k in TAS_KEYS):
-            groups.setdefault((pod.namespace, pod.name), []).append(
-                replace(pod, annotations={**pod.annotations, POD_GROUP_TOTAL_COUNT: "1"}))
     for (namespace, name), members in groups.items():
         out.workloads.append(_pod_group(name, namespace, members, origins(), levels,
                                         out.warnings, queues, priorities))
         out.claimed.update(p.key for p in members)
+    return out
+
+
+def build_single_pods(inputs: Inputs) -> Contribution:
+    """Kueue's pod integration for a pending pod with the queue label in no pod group:
+    one Workload of that pod, admitted through its queue. Run after every other
+    front-end, so a pod some gang claims (its own controller's) is not taken here."""
+    out = Contribution()
+    single = [p for p in inputs.pods if not p.node_name and p.labels.get(QUEUE_LABEL)
+              and not _group_name(p) and POD_GROUP_TOTAL_COUNT not in p.annotations]
+    if not single:
+        return out
+    levels, queues, priorities = kueue_levels(inputs), Queues.of(inputs), Priorities(inputs)
+    origins = _pod_origins(inputs)
+    for pod in single:
+        one = replace(pod, annotations={**pod.annotations, POD_GROUP_TOTAL_COUNT: "1"})
+        out.workloads.append(_pod_group(pod.name, pod.namespace, [one], origins, levels,
+                                        out.warnings, queues, priorities))
+        out.claimed.add(pod.key)
     return out
 
 
@@ -1275,11 +1291,14 @@ FRONT_END = FrontEnd(
     demands,
     own_gates=(KUEUE_GATES,),
 )
+# the last front-end: single pods no other front-end's gang claimed (build_single_pods)
+SINGLE_PODS = FrontEnd("kueue-pods", (), build_single_pods, own_gates=(KUEUE_GATES,))
 
 __all__ = [
     "FRONT_END",
     "JOBSET_API_VERSION",
     "JOB_API_VERSION",
+    "SINGLE_PODS",
     "JobSet",
     "KueueJob",
     "TasRequest",
