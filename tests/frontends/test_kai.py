@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from frontend_helpers import find
 from tas_helpers import (
     BLOCK,
     HOST,
@@ -435,3 +436,63 @@ def test_batch_min_member_on_pods_kai_does_not_schedule_is_a_warning(tmp_path: P
     assert f"{path}[doc 3]: Job/hpo: metadata.annotations.kai.scheduler/batch-min-member" \
         in line
     assert "default-scheduler" in line
+
+
+# -- KAI's podgrouper for a JobSet: a SubGroup per replicatedJob, a leaf per replica ---------
+
+
+def _jobset(annotations: dict[str, str] | None = None, scheduler: str = "kai-scheduler",
+            order: str | None = None, leaf: dict[str, str] | None = None) -> dict[str, Any]:
+    def rj(name: str, replicas: int, parallelism: int, ann: dict[str, str]) -> dict[str, Any]:
+        return {"name": name, "replicas": replicas, "template": {
+            "metadata": {"annotations": ann},
+            "spec": {"parallelism": parallelism, "completions": parallelism, "template": {
+                "spec": {"schedulerName": scheduler, "restartPolicy": "Never",
+                         "containers": [{"name": "c", "image": "x", "resources": {
+                             "limits": {"nvidia.com/gpu": "8"}}}]}}}}}
+
+    spec: dict[str, Any] = {"replicatedJobs": [rj("workers", 2, 2, leaf or {}),
+                                               rj("driver", 1, 1, {})]}
+    if order is not None:
+        spec["startupPolicy"] = {"startupPolicyOrder": order}
+    return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+            "metadata": {"name": "js", "namespace": "team", "annotations": annotations or {}},
+            "spec": spec}
+
+
+def test_a_jobset_kai_schedules_is_one_podgroup_of_replica_subgroups(tmp_path: Path) -> None:
+    """KAI's JobSetGrouper: every replicatedJob, all its replicas, each replica whole;
+    room for 4 of the 5 pods places none (they were placed one by one: 4 of 5)."""
+    w = only(plan(tmp_path, _jobset()))
+    assert (w.kind, w.name) == ("PodGroup", "team/pg-js")
+    assert outline(tree(w)) == [
+        ("team/pg-js", 2, 0, 5),
+        ("team/pg-js/workers", 2, 0, 4),
+        ("team/pg-js/workers/workers-replica-0", -1, 2, 2),
+        ("team/pg-js/workers/workers-replica-1", -1, 2, 2),
+        ("team/pg-js/driver", 1, 0, 1),
+        ("team/pg-js/driver/driver-replica-0", -1, 1, 1)]
+    _, result = _place(tmp_path, *_nodes(4), _jobset())
+    assert result.exit_code == 3 and _placed(result) == 0, result.output
+    _, result = _place(tmp_path, *_nodes(5), _jobset())
+    assert _placed(result) == 5
+
+
+def test_a_kai_jobset_minimum_startup_order_and_replica_topology(tmp_path: Path) -> None:
+    assert tree(only(plan(tmp_path, _jobset(order="InOrder")))).min_groups == 1
+    assert tree(only(plan(tmp_path, _jobset(
+        {"kai.scheduler/batch-min-member": "5"})))).min_groups == 2  # at most every one
+    leaf = {"kai.scheduler/topology": "cluster-topology",
+            "kai.scheduler/topology-required-placement": RACK}
+    w = only(plan(tmp_path, _jobset(leaf=leaf)))
+    replica = find(tree(w), "team/pg-js/workers/workers-replica-0")
+    assert replica.topology == (Constraint(RACK),)
+    path, result = _place(tmp_path, *_nodes(3), _jobset({"kai.scheduler/batch-min-member": "0"}))
+    assert result.exit_code == 1, result.output
+    assert f"{path}[doc 3]: JobSet/js: metadata.annotations.kai.scheduler/batch-min-member" \
+        in result.stderr and "must be >= 1" in result.stderr
+
+
+def test_a_jobset_of_another_scheduler_is_not_kais(tmp_path: Path) -> None:
+    p = plan(tmp_path, _jobset(scheduler="default-scheduler"))
+    assert [w.kind for w in p.workloads] == ["Pod"] * 5

@@ -59,13 +59,23 @@ reports them, naming file, object and field); the rest fail the load.
 annotation (absent: 1, which pods placed one by one meet, so nothing is built then;
 ``pkg/podgrouper/podgrouper/plugins/job/job_grouper.go``). gangsched builds that PodGroup
 over the Job's pods; an annotation that is no int32 is an error (KAI creates no PodGroup
-and the pods never run), one on pods of another scheduler or on a JobSet a warning. The
+and the pods never run), one on pods of another scheduler a warning. The
 Job's ``kai.scheduler/topology``, ``kai.scheduler/topology-required-placement`` and
 ``kai.scheduler/topology-preferred-placement`` annotations become that PodGroup's
 ``topologyConstraint`` (``defaultgrouper.GetPodGroupMetadata`` copies them from the top
 owner; ``docs/topology``), so a Job with them gets its PodGroup even with minMember 1: its
 pods go into one domain of the level. Resolved as a PodGroup's, errors naming the
 annotation.
+
+**JobSets.** A ``jobset.x-k8s.io`` JobSet whose pods KAI schedules (and Kueue does not)
+gets one PodGroup ``pg-<jobset>-<uid>`` as KAI's ``JobSetGrouper`` builds it
+(``plugins/jobset/jobset_grouper.go``): a SubGroup per replicatedJob needing all its
+replicas, below it a leaf ``<replicatedJob>-replica-<i>`` per Job needing its template's
+``parallelism`` pods (default 1; the Job template's ``batch-min-member``, at least 1,
+overrides it) with the Job template's topology annotations as its constraint; the
+PodGroup needs every replicatedJob, one under ``startupPolicyOrder: InOrder``, or the
+JobSet's ``batch-min-member`` (at least 1, at most every one), and takes the JobSet's own
+topology annotations. Each pod joins the leaf of its replicatedJob and job index.
 
 ``queue``, ``priorityClassName`` and ``preemptibility`` are read and checked (the CRD's
 enum) and shown by ``translate -o tree``; placement uses the pods' own priority.
@@ -91,7 +101,7 @@ from gangsched.api.loader import (
 )
 from gangsched.api.objects import about, as_int, as_mapping, as_str, mappings, object_name
 from gangsched.api.types import Pod
-from gangsched.frontends.base import Contribution, FrontEnd, add_groups
+from gangsched.frontends.base import MAX_LOAD_PODS, Contribution, FrontEnd, add_groups
 from gangsched.frontends.networktopology import Origin
 from gangsched.frontends.pods import identical, natural_key, podset
 from gangsched.frontends.sched_queues import KAI_KIND as QUEUE_KIND
@@ -117,6 +127,9 @@ QUEUE_LABEL = "kai.scheduler/queue"
 KAI_SCHEDULERS = ("kai-scheduler", "gangsched")  # gangsched's own, as for Kthena
 JOB_API_VERSIONS = ("batch/v1", "jobset.x-k8s.io/v1alpha2")
 JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
+JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
+REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
+JOB_INDEX_LABEL = "jobset.sigs.k8s.io/job-index"
 _SUBGROUP_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 
 # -- typed objects -----------------------------------------------------------------------
@@ -135,7 +148,7 @@ class TopologyConstraint:
     def path(self, name: str) -> str:
         """Where ``name`` (``topology``, ``requiredTopologyLevel``, ...) was written."""
         if self.annotations:
-            return f"metadata.annotations.{TOPOLOGY_ANNOTATIONS[name]}"
+            return f"{self.field}.{TOPOLOGY_ANNOTATIONS[name]}"
         return f"{self.field}.{name}"
 
 
@@ -630,10 +643,10 @@ def group_of(pod: Pod) -> str | None:
 # -- KAI's podgrouper for batch Jobs: kai.scheduler/batch-min-member --------------------
 
 
-def _min_member_override(obj: Mapping[str, Any], origin: Origin) -> int | None:
+def _min_member_override(obj: Mapping[str, Any], origin: Origin, at: str = "") -> int | None:
     """The Job's ``kai.scheduler/batch-min-member`` (``strconv.ParseInt(v, 10, 32)``);
     None when absent. A value KAI cannot parse leaves the Job without a PodGroup, its pods
-    never scheduled: an error here."""
+    never scheduled: an error here (``at``: the path to ``obj``, with its dot)."""
     meta = obj.get("metadata")
     annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
     if not isinstance(annotations, Mapping) or MIN_MEMBER_ANNOTATION not in annotations:
@@ -642,11 +655,11 @@ def _min_member_override(obj: Mapping[str, Any], origin: Origin) -> int | None:
     if isinstance(raw, str) and re.fullmatch(r"\+?[0-9]{1,10}", raw) and int(raw) <= INT32_MAX:
         return int(raw)
     raise origin.error(f"invalid min-member value {raw!r}: must be an integer from 0 to "
-                       f"{INT32_MAX}", f"metadata.annotations.{MIN_MEMBER_ANNOTATION}")
+                       f"{INT32_MAX}", f"{at}metadata.annotations.{MIN_MEMBER_ANNOTATION}")
 
 
-def _annotation_topology(obj: Mapping[str, Any], origin: Origin, warnings: list[str]
-                         ) -> TopologyConstraint | None:
+def _annotation_topology(obj: Mapping[str, Any], origin: Origin, warnings: list[str],
+                         at: str = "") -> TopologyConstraint | None:
     """The Job's ``kai.scheduler/topology`` and placement annotations, the
     ``topologyConstraint`` KAI's podgrouper gives its PodGroup; None when not set."""
     meta = obj.get("metadata")
@@ -657,7 +670,8 @@ def _annotation_topology(obj: Mapping[str, Any], origin: Origin, warnings: list[
     if not any(values.values()):
         return None
     topo, required, preferred = (str(values[name] or "") for name in TOPOLOGY_ANNOTATIONS)
-    tc = TopologyConstraint(topo, required, preferred, annotations=True)
+    tc = TopologyConstraint(topo, required, preferred, f"{at}metadata.annotations",
+                            annotations=True)
     if not topo:
         warnings.append(str(origin.error("no topology named (kai.scheduler/topology), so "
                                           "KAI ignores its placement levels",
@@ -685,35 +699,80 @@ def _batch_job_groups(inputs: Inputs, topos: Mapping[str, TopologyObject],
         origin = Origin.of(doc)
         minimum = _min_member_override(obj, origin)
         topology = _annotation_topology(obj, origin, out.warnings)
-        if minimum is None and topology is None:
-            continue
-        field = (f"metadata.annotations.{MIN_MEMBER_ANNOTATION}" if minimum is not None
-                 else "metadata.annotations.kai.scheduler/topology")
-        if doc.kind == "JobSet":
-            out.warnings.append(str(origin.error(
-                "not modelled on a JobSet (KAI's per-replicatedJob SubGroups); ignored",
-                field)))
-            continue
+        if minimum is None and topology is None and doc.kind == "Job":
+            continue  # KAI's minMember 1, which its pods placed one by one meet
         meta = as_mapping(obj.get("metadata"), "metadata")
         name, namespace = meta.get("name"), meta.get("namespace") or "default"
+        label = JOBSET_NAME_LABEL if doc.kind == "JobSet" else JOB_NAME_LABEL
         pods = [p for p in inputs.pods if p.namespace == namespace and group_of(p) is None
-                and p.labels.get(JOB_NAME_LABEL) == name]
+                and p.labels.get(label) == name]
         others = sorted({p.scheduler_name for p in pods} - set(KAI_SCHEDULERS))
         if others:
-            out.warnings.append(str(origin.error(
-                f"ignored: the Job's pods use schedulerName {', '.join(others)}, which KAI "
-                "does not schedule", field)))
+            if minimum is not None or topology is not None:
+                field = (f"metadata.annotations.{MIN_MEMBER_ANNOTATION}" if minimum is not None
+                         else "metadata.annotations.kai.scheduler/topology")
+                out.warnings.append(str(origin.error(
+                    f"ignored: the {doc.kind}'s pods use schedulerName {', '.join(others)}, "
+                    "which KAI does not schedule", field)))
             continue
         uid = meta.get("uid")
         pg = KaiPodGroup(name=f"pg-{name}-{uid}" if uid else f"pg-{name}",
                          namespace=namespace, min_member=minimum, origin=origin,
                          queue=(meta.get("labels") or {}).get(QUEUE_LABEL, ""),
                          topology=topology)
+        if doc.kind == "JobSet":
+            if not pods:
+                continue  # Kueue's (it claimed them), or none of KAI's
+            pg, pods = _jobset_group(pg, obj, origin, pods, out.warnings)
         workload, warnings = build_workload(pg, pods, topos, queues)
         if pods or workload.invalid:  # a Topology or level not found is wrong without pods
             out.workloads.append(workload)
             out.warnings.extend(warnings)
             out.claimed.update(p.key for p in pods)
+
+
+def _jobset_group(pg: KaiPodGroup, obj: Mapping[str, Any], origin: Origin,
+                  pods: Sequence[Pod], warnings: list[str]) -> tuple[KaiPodGroup, list[Pod]]:
+    """KAI's ``JobSetGrouper``: a SubGroup per replicatedJob needing all its replicas,
+    below it a leaf ``<replicatedJob>-replica-<i>`` per Job needing ``parallelism`` pods
+    (or its template's ``batch-min-member``) with its template's topology annotations;
+    the PodGroup needs every replicatedJob (``InOrder`` startup: one; the JobSet's
+    ``batch-min-member``: that many). The pods labelled into their leaves."""
+    spec = as_mapping(obj.get("spec"), "spec")
+    total = 0
+    subgroups: list[SubGroup] = []
+    for rj, at in mappings(spec.get("replicatedJobs"), "spec.replicatedJobs"):
+        template = as_mapping(rj.get("template"), f"{at}.template")
+        tmeta = template.get("metadata")
+        job_spec = template.get("spec")
+        parallelism = job_spec.get("parallelism", 1) if isinstance(job_spec, Mapping) else 1
+        leaf_min = _min_member_override(template, origin, f"{at}.template.")
+        if leaf_min is not None and leaf_min < 1:
+            raise origin.error(f"invalid min-member value {leaf_min}: must be >= 1",
+                               f"{at}.template.metadata.annotations.{MIN_MEMBER_ANNOTATION}")
+        leaf_topology = _annotation_topology({"metadata": tmeta or {}}, origin, warnings,
+                                             f"{at}.template.")
+        rj_name = str(rj.get("name"))
+        replicas = int(rj.get("replicas", 1))
+        if len(subgroups) + replicas > MAX_LOAD_PODS:
+            raise origin.error(f"{replicas:,} replicas: gangsched builds at most "
+                               f"{MAX_LOAD_PODS:,} SubGroups per PodGroup", f"{at}.replicas")
+        subgroups.append(SubGroup(rj_name, len(subgroups), min_sub_group=replicas))
+        subgroups.extend(SubGroup(f"{rj_name}-replica-{j}", len(subgroups) + j,
+                                  min_member=leaf_min or int(parallelism), parent=rj_name,
+                                  topology=leaf_topology) for j in range(replicas))
+        total += 1
+    if pg.min_member is not None and pg.min_member < 1:
+        raise origin.error(f"invalid min-member value {pg.min_member}: must be >= 1",
+                           f"metadata.annotations.{MIN_MEMBER_ANNOTATION}")
+    startup = spec.get("startupPolicy")
+    in_order = isinstance(startup, Mapping) and startup.get("startupPolicyOrder") == "InOrder"
+    need = min(pg.min_member, total) if pg.min_member is not None else 1 if in_order else total
+    labelled = []
+    for p in pods:
+        leaf = f"{p.labels.get(REPLICATED_JOB_LABEL)}-replica-{p.labels.get(JOB_INDEX_LABEL)}"
+        labelled.append(replace(p, labels={**p.labels, SUBGROUP_LABEL: leaf}))
+    return replace(pg, min_member=None, min_sub_group=need, subgroups=tuple(subgroups)), labelled
 
 
 def build(inputs: Inputs) -> Contribution:
