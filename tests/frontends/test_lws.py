@@ -296,3 +296,16 @@ def test_upstream_sample_shapes_load(tmp_path: Path) -> None:
         "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "10Gi"}}}}]
     p = plan(tmp_path, obj)
     assert len(p.workloads) == 2 and all(w.tree is not None for w in p.workloads)
+
+
+def test_kai_topology_annotations_on_a_kai_scheduled_lws_are_a_warning(tmp_path: Path) -> None:
+    """KAI's segments and topology on an LWS it schedules are not modelled: said, not
+    silently dropped; the same annotations on an LWS of another scheduler say nothing."""
+    seg = {"kai.scheduler/topology": "t", "kai.scheduler/segment-size": "2"}
+    obj = lws(annotations=seg)
+    obj["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["schedulerName"] = \
+        "kai-scheduler"
+    (note,) = plan(tmp_path, obj).warnings
+    assert "LeaderWorkerSet/dsr: metadata.annotations.kai.scheduler/topology: " in note
+    assert "not modelled" in note
+    assert plan(tmp_path, lws(annotations=seg)).warnings == []

@@ -57,6 +57,11 @@ level none has makes every group invalid, a preferred one is dropped with a warn
 ``subGroupSize >= 1``, at most ``size``, dividing ``size`` or ``size - 1`` (``size - 1``
 for ``LeaderExcluded``), ``subgroup-exclusive-topology`` only with a ``subGroupPolicy``,
 the annotations' values valid label keys; messages as LWS words them.
+
+**KAI.** KAI's podgrouper builds its own PodGroup for an LWS it schedules, reading
+``kai.scheduler/topology*`` and ``kai.scheduler/segment-*`` annotations (segments as
+subgroups with a level each); gangsched does not model them: each group is one gang as
+above, with a warning naming the annotation.
 """
 
 from __future__ import annotations
@@ -112,6 +117,8 @@ SUBDOMAIN_POLICIES = ("Shared", "UniquePerReplica")
 MAX_REPLICAS = 1_000_000
 INT32_MAX = 2**31 - 1
 MAX_PODS = MAX_OBJECT_PODS  # pods one LWS may generate here
+# KAI's podgrouper reads these on an LWS it schedules (segments, topology): not modelled
+KAI_PREFIXES = ("kai.scheduler/segment-", "kai.scheduler/topology")
 
 # -- typed objects -----------------------------------------------------------------------
 
@@ -144,6 +151,7 @@ class LeaderWorkerSet:
     leader_request: kueue.TasRequest | None = None
     worker_request: kueue.TasRequest | None = None
     origin: Origin = field(default_factory=Origin)
+    kai: str = ""  # where KAI's topology or segment annotations are written, if anywhere
 
     @property
     def key(self) -> str:
@@ -310,7 +318,12 @@ def parse_lws(obj: Mapping[str, Any], origin: Origin | None = None) -> LeaderWor
             else:
                 worker_request = kueue.parse_tas(worker.annotations,
                                                  path.format("workerTemplate"), size)
+        worker_ann = worker.annotations
+        kai = next((f"{at}.{k}" for at, ann in (("metadata.annotations", annotations), (
+            f"{lwt_path}.workerTemplate.metadata.annotations", worker_ann)) for k in ann
+            if k.startswith(KAI_PREFIXES)), "")
         return LeaderWorkerSet(
+            kai=kai,
             name=name,
             namespace=as_str(meta.get("namespace"), "metadata.namespace") or "default",
             size=size, worker=worker, leader=leader, replicas=replicas,
@@ -556,6 +569,10 @@ def build(inputs: Inputs) -> Contribution:
     priorities = Priorities(inputs)
     for lws in leader_worker_sets(inputs):
         invalid = ""
+        if lws.kai and lws.worker.scheduler_name == "kai-scheduler":
+            out.warnings.append(str(lws.origin.error(
+                "KAI's topology and segment annotations on a LeaderWorkerSet are not "
+                "modelled: each group is placed as one gang without them", lws.kai)))
         if lws.queue and queues is None:
             try:
                 lws = _checked(lws, levels, out.warnings)
