@@ -739,13 +739,13 @@ def _jobset_group(pg: KaiPodGroup, obj: Mapping[str, Any], origin: Origin,
     the PodGroup needs every replicatedJob (``InOrder`` startup: one; the JobSet's
     ``batch-min-member``: that many). The pods labelled into their leaves."""
     spec = as_mapping(obj.get("spec"), "spec")
-    total = 0
+    jobs = 0  # replicatedJobs
     subgroups: list[SubGroup] = []
     for rj, at in mappings(spec.get("replicatedJobs"), "spec.replicatedJobs"):
         template = as_mapping(rj.get("template"), f"{at}.template")
         tmeta = template.get("metadata")
-        job_spec = template.get("spec")
-        parallelism = job_spec.get("parallelism", 1) if isinstance(job_spec, Mapping) else 1
+        job_spec = as_mapping(template.get("spec"), f"{at}.template.spec")
+        parallelism = as_int(job_spec.get("parallelism"), f"{at}.template.spec.parallelism", 1)
         leaf_min = _min_member_override(template, origin, f"{at}.template.")
         if leaf_min is not None and leaf_min < 1:
             raise origin.error(f"invalid min-member value {leaf_min}: must be >= 1",
@@ -753,21 +753,21 @@ def _jobset_group(pg: KaiPodGroup, obj: Mapping[str, Any], origin: Origin,
         leaf_topology = _annotation_topology({"metadata": tmeta or {}}, origin, warnings,
                                              f"{at}.template.")
         rj_name = str(rj.get("name"))
-        replicas = int(rj.get("replicas", 1))
+        replicas = as_int(rj.get("replicas"), f"{at}.replicas", 1)
         if len(subgroups) + replicas > MAX_LOAD_PODS:
             raise origin.error(f"{replicas:,} replicas: gangsched builds at most "
                                f"{MAX_LOAD_PODS:,} SubGroups per PodGroup", f"{at}.replicas")
         subgroups.append(SubGroup(rj_name, len(subgroups), min_sub_group=replicas))
         subgroups.extend(SubGroup(f"{rj_name}-replica-{j}", len(subgroups) + j,
-                                  min_member=leaf_min or int(parallelism), parent=rj_name,
+                                  min_member=leaf_min or parallelism, parent=rj_name,
                                   topology=leaf_topology) for j in range(replicas))
-        total += 1
+        jobs += 1
     if pg.min_member is not None and pg.min_member < 1:
         raise origin.error(f"invalid min-member value {pg.min_member}: must be >= 1",
                            f"metadata.annotations.{MIN_MEMBER_ANNOTATION}")
     startup = spec.get("startupPolicy")
     in_order = isinstance(startup, Mapping) and startup.get("startupPolicyOrder") == "InOrder"
-    need = min(pg.min_member, total) if pg.min_member is not None else 1 if in_order else total
+    need = min(pg.min_member, jobs) if pg.min_member is not None else 1 if in_order else jobs
     labelled = []
     for p in pods:
         leaf = f"{p.labels.get(REPLICATED_JOB_LABEL)}-replica-{p.labels.get(JOB_INDEX_LABEL)}"

@@ -147,8 +147,6 @@ SLICE_REQUIRED = f"{PREFIX}podset-slice-required-topology"
 SLICE_SIZE = f"{PREFIX}podset-slice-size"
 SLICE_CONSTRAINTS = f"{PREFIX}podset-slice-required-topology-constraints"
 GROUP_NAME = f"{PREFIX}podset-group-name"
-TAS_KEYS = (REQUIRED, PREFERRED, UNCONSTRAINED, SLICE_REQUIRED, SLICE_SIZE,
-            SLICE_CONSTRAINTS, GROUP_NAME)
 JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
 LEGACY_JOB_NAME_LABEL = "job-name"
 CONTROLLER_UID_LABEL = "batch.kubernetes.io/controller-uid"
