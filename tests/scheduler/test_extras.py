@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from sched_helpers import World, racks, world
 
-from gangsched.gang import Group
+from gangsched.cluster.state import ClusterState
+from gangsched.gang import Group, PodSet, minimum_pods
+from gangsched.placement.decision import Decision
 from gangsched.scheduler import (
     FakeClock,
+    GangschedPolicy,
     InMemoryBackend,
     Scheduler,
     SchedulerConfig,
@@ -116,3 +121,30 @@ def test_extras_pinned_to_a_host_find_it_when_its_hostname_label_is_not_its_name
     for _ in range(4):
         w.cycle(5.0)
     assert w.bound("w") == {"default/w-0": "node-a", "default/w-1": "node-a"}
+
+
+class _OnePodAtATime(GangschedPolicy):
+    """The engine's extras, one pod per try: a try that places part of what fits (a
+    residual may leave a sibling satisfied by nothing for later)."""
+
+    def place(self, unit: Group | PodSet, state: ClusterState) -> Decision:
+        d = super().place(unit, state)
+        if d.admitted and minimum_pods(unit) == 0 and len(d.assignments) > 1:
+            first = next(iter(d.assignments.items()))
+            d = replace(d, assignments=dict([first]), extra_pods=1)
+        return d
+
+
+def test_extras_keep_growing_after_a_try_that_placed_only_some_of_what_fits() -> None:
+    """With room for all 4 pods and nothing freed after the first try, the unit reaches
+    4/4 one try per interval (it stopped at 2/4: a try that placed pods marked the unit as
+    tried until capacity was next freed)."""
+    w = world(config=SchedulerConfig(extras_interval=5.0), policy=_OnePodAtATime(whole=False))
+    w.submit(group("f", [podset("f/w", 4, gpu=8)], topology=cons("rack")))  # r0 full
+    w.cycle()
+    w.submit(group("u", [podset("u/w", 4, gpu=8, min_pods=1)], topology=cons("rack")))
+    w.cycle(1.0)
+    assert len(w.bound("u")) == 2  # its minimum, and one extra in the same cycle
+    for _ in range(8):
+        w.cycle(5.0)
+    assert len(w.bound("u")) == 4 and racks(w.bound("u")) == {"z0-r1"}
