@@ -337,6 +337,35 @@ def test_ignore_unknown_turns_it_into_a_warning(write_yaml: WriteYaml) -> None:
     ]
 
 
+SERVICE = "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {ports: [{port: 80}]}\n"
+CONFIG_MAP = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: conf}\ndata: {a: b}\n"
+ROLE = ("apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: r}\n"
+        "rules: []\n")
+
+
+def test_kinds_that_carry_nothing_to_schedule_are_skipped_with_a_warning(
+    write_yaml: WriteYaml,
+) -> None:
+    # a bundle as people apply it: the workload beside its Service, ConfigMap and RBAC
+    path = write_yaml("---\n".join([SERVICE, NODE.format(name="n1"), CONFIG_MAP, ROLE]))
+    inputs = load([path])
+    assert [n.name for n in inputs.nodes] == ["n1"]
+    assert [d.kind for d in inputs.documents] == ["Node"]
+    assert inputs.warnings == [
+        f"{path}[doc 0]: Service/web: v1/Service carries nothing gangsched schedules; skipped",
+        f"{path}[doc 2]: ConfigMap/conf: v1/ConfigMap carries nothing gangsched schedules; "
+        "skipped",
+        f"{path}[doc 3]: Role/r: rbac.authorization.k8s.io/v1/Role carries nothing gangsched "
+        "schedules; skipped",
+    ]
+
+
+def test_a_known_kind_at_an_unknown_version_is_still_refused(write_yaml: WriteYaml) -> None:
+    err = load_error(write_yaml(SERVICE.replace("apiVersion: v1", "apiVersion: v2")))
+    assert err.obj == "Service/web"
+    assert "unsupported kind v2/Service" in err.message
+
+
 def test_nothing_is_half_applied(write_yaml: WriteYaml) -> None:
     good = write_yaml(NODE.format(name="n1"), "good.yaml")
     bad = write_yaml(NODE.format(name="n2").replace('"8"', "eight"), "bad.yaml")

@@ -769,6 +769,20 @@ _HINTS = {  # (API group, kind) -> what to give instead, for objects others deri
 }
 
 
+# Well-known kinds that carry nothing a scheduler reads: a bundle applied with kubectl
+# often holds them beside its workload (a Service for the leader, a ConfigMap, RBAC).
+# They are skipped with a warning; any other kind gangsched does not read is an error.
+NOT_SCHEDULING: frozenset[tuple[str, str]] = frozenset(
+    [("v1", kind) for kind in ("Service", "ConfigMap", "Secret", "ServiceAccount",
+                                "Endpoints")]
+    + [("discovery.k8s.io/v1", "EndpointSlice")]
+    + [("rbac.authorization.k8s.io/v1", kind)
+       for kind in ("Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding")]
+    + [("networking.k8s.io/v1", kind) for kind in ("Ingress", "IngressClass", "NetworkPolicy")]
+    + [(f"autoscaling/{v}", "HorizontalPodAutoscaler") for v in ("v1", "v2")]
+)
+
+
 class Kinds:
     """The kinds one load understands, looked up by apiVersion and kind.
 
@@ -1392,6 +1406,10 @@ def dispatch(
     An object named by ``metadata.generateName`` gets its name here, before anything
     can report an error about it (see :func:`generated_name`)."""
     entry = kinds.entry(doc.api_version, doc.kind)
+    if entry is None and (doc.api_version, doc.kind) in NOT_SCHEDULING:
+        inputs.warnings.append(str(doc.error(
+            f"{doc.api_version}/{doc.kind} carries nothing gangsched schedules; skipped")))
+        return
     if entry is None:
         reason, supported = kinds.unsupported(doc)
         if not ignore_unknown:
