@@ -19,6 +19,7 @@ from gangsched.cluster.state import ClusterState
 from gangsched.gang import Constraint, Group
 from gangsched.placement import Decision, Options, place
 from gangsched.placement.engine.trace import SearchLog, recording
+from gangsched.placement.exact import solve
 from gangsched.placement.verify import verify
 from gangsched.testing.builders import (
     BLOCK,
@@ -29,7 +30,9 @@ from gangsched.testing.builders import (
     cluster,
     cons,
     group,
+    levels_of,
     node,
+    nodes,
     podset,
     replicas,
     take,
@@ -129,6 +132,24 @@ def test_each_extra_replica_is_all_or_nothing() -> None:
     d = place(disagg(3, 1, 3, 1, p_pods=2, d_pods=2), state)
     assert d.admitted and d.placed == 4
     assert int(state.free[state.rindex[GPU]].sum()) == 8
+
+
+def test_an_extra_child_leaves_a_domain_its_minimum_filled_for_one_with_room() -> None:
+    # a Volcano-style job: minMember 1 over a CPU master and rack-bound GPU workers of no
+    # minimum. The master alone goes to the tightest node, r0's, for locality, where it
+    # leaves no room for a worker; a worker still fits on r1 and must go there
+    shape = (("zone", 1), ("rack", 2), ("host", 1))
+    ns = nodes(shape, {"cpu": 96_000, GPU: 8, "pods": 110})
+    ns[1].allocatable["cpu"] = 192_000
+    job = group("job", [podset("job/master", 1, cpu=8_000, min_pods=0),
+                        podset("job/worker", 2, gpu=8, cpu=96_000, min_pods=0,
+                               topology=cons("rack"))], min_groups=0, min_pods=1)
+    state = ClusterState.from_nodes(ns, levels_of(shape))
+    d = place(job, state, commit=False)
+    assert d.admitted and verify(job, state, d.assignments) == []
+    # each rack's one node holds one worker at most: the master and one worker is the most
+    assert d.assignments == {"default/job-master-0": "n-z0-r0-h0",
+                             "default/job-worker-0": "n-z0-r1-h0"}
 
 
 def test_basic_pod_set_places_what_fits() -> None:
@@ -422,6 +443,24 @@ def test_pods_already_running_count_against_the_cap() -> None:
     rest.held_per_node = {first: 1}  # a pod of the set already runs there
     d = place(rest, state)
     assert list(d.assignments.values()) == [state.topology.nodes[1].name]
+
+
+def test_a_running_pod_takes_room_under_the_cap_once_not_twice() -> None:
+    # two nodes of 2 GPUs, each running one pod of the set (1 GPU), at most 2 a node: each
+    # node's free GPU is its second pod under the cap. The running pod is already out of
+    # the free GPUs; taking it off the capped fit as well left no room (sweep-s32)
+    state = cluster((("zone", 1), ("rack", 1), ("host", 2)),
+                    alloc={"cpu": 64_000, GPU: 2, "pods": 110})
+    running = state.begin()
+    running.place(np.array([0, 1]), np.array([1, 1]), state.shape({GPU: 1}))
+    running.commit()
+    held = {n.name: 1 for n in state.topology.nodes}
+    unit = group("svc", [replace(podset("svc/w", 2, gpu=1, max_per_node=2),
+                                 held_per_node=held)])
+    assert solve(unit, state).feasible
+    d = place(unit, state, Options(exact=0), commit=False)  # the search alone: no solver
+    assert d.admitted and verify(unit, state, d.assignments) == []
+    assert sorted(d.assignments.values()) == sorted(held)
 
 
 def test_reason_for_a_lone_child_is_not_repeated() -> None:

@@ -9,7 +9,9 @@ in the parent's spill scopes (wider scopes, for preferred constraints only). A c
 no minimum that no pod grows in where it first went tries its next domains (up to
 :data:`EMPTY_RETRIES` more, the first feasible choice in each), then the spill scopes:
 its first domain is only the one with the most room by the capacity bound, which a
-per-node cap already used up can belie. A pod set grows pod by pod (:mod:`.pods`).
+per-node cap already used up can belie; when none of its domains in a scope grows a pod,
+the next scope (a parent narrowed for locality first tries only a domain its minimum
+may have filled). A pod set grows pod by pod (:mod:`.pods`).
 
 A group whose minimum is a pod count over children of different sizes (Volcano's
 ``minMember`` over tasks without their own minimum) is grown to that count by
@@ -111,10 +113,12 @@ def grow_child(s: Search, res: GroupPlacement, i: int, quota: int) -> int:
                     break
         budget.backtrack = saved
         if got is not None:
-            res.kids[i] = got
             if not grown and got.placed < quota:
                 grow(s, got, quota - got.placed)  # counted in got.placed
-            return got.placed
+            if got.placed or k == len(scopes) - 1:
+                res.kids[i] = got
+                return got.placed
+            # a child of no minimum that no pod grows in anywhere in this scope: the next
         txn.rollback_to(m)
     return 0
 

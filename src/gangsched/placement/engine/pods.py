@@ -53,17 +53,22 @@ class Pods:
         facts = self.facts
         shape = facts.shape(ps)
         lo, hi, sel = scope
-        f = self.state.capacity(shape, ps.requirements, ps.max_pods_per_node)[lo:hi]
+        cap = ps.max_pods_per_node
+        counted = cap is not None and bool(res.nodes or ps.held_per_node)
+        # a cap that counts pods of the set already on a node: what the node's free
+        # resources fit (those pods' resources already taken), at most the cap less them
+        f = self.state.capacity(shape, ps.requirements, None if counted else cap)[lo:hi]
         if sel is not None:
             f = f * sel[lo:hi]
-        if ps.max_pods_per_node is not None and (res.nodes or ps.held_per_node):
-            f = f.copy()  # the cap counts this set's pods already on each node
+        if counted:
+            assert cap is not None
+            room = np.full(hi - lo, cap, dtype=np.int64)
             for nodes, counts in zip(res.nodes, res.counts, strict=True):
                 inside = (nodes >= lo) & (nodes < hi)
-                np.subtract.at(f, nodes[inside] - lo, counts[inside])
+                np.subtract.at(room, nodes[inside] - lo, counts[inside])
             if ps.held_per_node:
-                f -= facts.held(ps)[lo:hi]
-            np.maximum(f, 0, out=f)
+                room -= facts.held(ps)[lo:hi]
+            f = np.minimum(f, np.maximum(room, 0))
         for paths, cap, group in facts.group_caps.get(ps.path, ()):
             used = self._pods_of(paths, lo, hi)
             if group.held_per_node:
