@@ -10,13 +10,26 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tas_helpers import HOST, RACK, cluster, domains, load_error, outline, place, plan, tree
+import yaml
+from tas_helpers import (
+    BLOCK,
+    HOST,
+    RACK,
+    cluster,
+    domains,
+    load_error,
+    outline,
+    place,
+    plan,
+    tree,
+)
 
 from gangsched.frontends.lws import (
     EXCLUSIVE,
     GROUP_KEY,
     SUBGROUP_EXCLUSIVE,
     SUBGROUP_INDEX,
+    SUBGROUP_KEY,
     WORKER_INDEX,
     exclusive_set,
 )
@@ -298,14 +311,323 @@ def test_upstream_sample_shapes_load(tmp_path: Path) -> None:
     assert len(p.workloads) == 2 and all(w.tree is not None for w in p.workloads)
 
 
-def test_kai_topology_annotations_on_a_kai_scheduled_lws_are_a_warning(tmp_path: Path) -> None:
-    """KAI's segments and topology on an LWS it schedules are not modelled: said, not
-    silently dropped; the same annotations on an LWS of another scheduler say nothing."""
-    seg = {"kai.scheduler/topology": "t", "kai.scheduler/segment-size": "2"}
-    obj = lws(annotations=seg)
-    obj["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["schedulerName"] = \
-        "kai-scheduler"
-    (note,) = plan(tmp_path, obj).warnings
-    assert "LeaderWorkerSet/dsr: metadata.annotations.kai.scheduler/topology: " in note
-    assert "not modelled" in note
-    assert plan(tmp_path, lws(annotations=seg)).warnings == []
+# -- KAI: the PodGroup KAI's podgrouper writes for an LWS it schedules -----------------------
+
+KAI_TOPOLOGY = yaml.safe_load(f"""
+apiVersion: kai.scheduler/v1alpha1
+kind: Topology
+metadata: {{name: cluster-topology}}
+spec:
+  levels:
+  - {{nodeLabel: {BLOCK}, alias: block}}
+  - {{nodeLabel: {RACK}, alias: rack}}
+  - {{nodeLabel: {HOST}}}
+""")
+
+# KAI's docs/topology/segments.md "LeaderWorkerSet -- LeaderWorker Policy", segment size
+# as an annotation, KAI's queue label, pods of 4 GPUs (4 to a rack of 2 hosts of 8)
+KAI_LWS = """
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata:
+  name: lws-segmented
+  namespace: infer
+  labels: {kai.scheduler/queue: default-queue}
+spec:
+  replicas: 1
+  leaderWorkerTemplate:
+    size: 5
+    workerTemplate:
+      metadata:
+        annotations:
+          kai.scheduler/topology: cluster-topology
+          kai.scheduler/segment-size: "2"
+          kai.scheduler/segment-topology-required-placement: rack
+      spec:
+        schedulerName: kai-scheduler
+        containers:
+        - name: worker
+          image: my/image:latest
+          resources: {limits: {nvidia.com/gpu: "4"}}
+"""
+
+
+def kai_lws(gpu: int = 4, **edits: Any) -> dict[str, Any]:
+    """KAI_LWS with ``edits``: ``spec``/``lwt`` fields, ``annotations`` (the LWS's),
+    ``worker`` (the workerTemplate's annotations; None drops one)."""
+    obj: dict[str, Any] = yaml.safe_load(KAI_LWS)
+    lwt = obj["spec"]["leaderWorkerTemplate"]
+    lwt["workerTemplate"]["spec"]["containers"][0]["resources"]["limits"][
+        "nvidia.com/gpu"] = str(gpu)
+    obj["spec"].update(edits.pop("spec", {}))
+    lwt.update(edits.pop("lwt", {}))
+    obj["metadata"]["annotations"] = edits.pop("annotations", {})
+    worker = lwt["workerTemplate"]["metadata"]["annotations"]
+    for key, value in edits.pop("worker", {}).items():
+        if value is None:
+            worker.pop(key)
+        else:
+            worker[key] = value
+    assert not edits, edits
+    return obj
+
+
+def racks(p: Any, out: Any, *pods: str, key: str = RACK) -> set[str]:
+    """The ``key`` domains (racks) the named pods landed in."""
+    by_name = {n.name: n for n in p.nodes}
+    return {by_name[out.pods[f"infer/{pod}"]].labels[key] for pod in pods}
+
+
+SEGMENT0 = ("lws-segmented-0", "lws-segmented-0-1", "lws-segmented-0-2")
+SEGMENT1 = ("lws-segmented-0-3", "lws-segmented-0-4")
+
+
+def test_kai_segments_each_take_a_rack_the_leader_in_the_first(tmp_path: Path) -> None:
+    """size 5, segment size 2: 4 divides into segments, so the leader is the extra pod
+    of segment 0 (3 pods), segment 1 has 2; each segment in one rack (16 GPUs), the
+    group (20 GPUs) in two."""
+    p = plan(tmp_path, KAI_TOPOLOGY, kai_lws(), with_nodes=cluster())
+    root = tree(p.workloads[0])
+    assert outline(root) == [
+        ("infer/lws-segmented-0", 2, 0, 5),
+        ("infer/lws-segmented-0/segment-0", 2, 0, 3),
+        ("infer/lws-segmented-0/segment-0/leader", -1, 1, 1),
+        ("infer/lws-segmented-0/segment-0/workers", -1, 2, 2),
+        ("infer/lws-segmented-0/segment-1", -1, 2, 2)]
+    assert root.kind == "LeaderWorkerSet" and root.topology == ()
+    assert [c.topology for c in root.children] == [(Constraint(RACK),)] * 2
+    assert root.children[0].children[0].pods == ("infer/lws-segmented-0",)
+    out = place(p)["infer/lws-segmented-0"]
+    assert out.admitted, out.reason
+    assert len(racks(p, out, *SEGMENT0)) == len(racks(p, out, *SEGMENT1)) == 1
+    assert p.warnings == []
+
+
+def test_kai_segments_when_size_minus_one_does_not_divide(tmp_path: Path) -> None:
+    """size 4, segment size 2: worker w is in segment w/2, the leader with worker 1."""
+    p = plan(tmp_path, KAI_TOPOLOGY, kai_lws(lwt={"size": 4}), with_nodes=cluster())
+    root = tree(p.workloads[0])
+    assert outline(root) == [
+        ("infer/lws-segmented-0", 2, 0, 4),
+        ("infer/lws-segmented-0/segment-0", 2, 0, 2),
+        ("infer/lws-segmented-0/segment-0/leader", -1, 1, 1),
+        ("infer/lws-segmented-0/segment-0/workers", -1, 1, 1),
+        ("infer/lws-segmented-0/segment-1", -1, 2, 2)]
+    assert root.children[1].pods == ("infer/lws-segmented-0-2", "infer/lws-segmented-0-3")
+
+
+def test_a_first_segment_that_fits_no_rack_leaves_the_group_unplaced(tmp_path: Path) -> None:
+    """Pods of 6 GPUs: the leader's segment (3 pods, 18 GPUs) fits no rack of 16, though
+    the cluster has room for the group; with LeaderExcluded (subGroupPolicy, whose
+    subGroupSize is KAI's segment size) the segments are 2 pods and fit."""
+    p = plan(tmp_path, KAI_TOPOLOGY, kai_lws(gpu=6), with_nodes=cluster())
+    out = place(p)["infer/lws-segmented-0"]
+    assert not out.admitted
+    policy = {"subGroupPolicy": {"subGroupSize": 2, "subGroupPolicyType": "LeaderExcluded"}}
+    p = plan(tmp_path, KAI_TOPOLOGY,
+             kai_lws(gpu=6, lwt=policy, worker={"kai.scheduler/segment-size": None}),
+             with_nodes=cluster())
+    root = tree(p.workloads[0])
+    assert outline(root) == [
+        ("infer/lws-segmented-0", 3, 0, 5), ("infer/lws-segmented-0/leader", -1, 1, 1),
+        ("infer/lws-segmented-0/segment-0", -1, 2, 2),
+        ("infer/lws-segmented-0/segment-1", -1, 2, 2)]
+    assert root.children[0].topology == ()
+    out = place(p)["infer/lws-segmented-0"]
+    assert out.admitted, out.reason
+    assert len(racks(p, out, "lws-segmented-0-1", "lws-segmented-0-2")) == 1
+
+
+def test_kai_segment_preferred_level_and_workload_level_topology(tmp_path: Path) -> None:
+    """docs/topology/segments.md's multi-level shape: the LWS's own kai.scheduler/topology
+    annotations put the group in one block, the segments prefer a rack."""
+    obj = kai_lws(annotations={"kai.scheduler/topology": "cluster-topology",
+                               "kai.scheduler/topology-required-placement": "block"},
+                  worker={"kai.scheduler/topology": None,
+                          "kai.scheduler/segment-topology-required-placement": None,
+                          "kai.scheduler/segment-topology-preferred-placement": "rack"})
+    p = plan(tmp_path, KAI_TOPOLOGY, obj, with_nodes=cluster())
+    root = tree(p.workloads[0])
+    assert root.topology == (Constraint(BLOCK),)
+    assert [c.topology for c in root.children] == [(Constraint(RACK, "preferred"),)] * 2
+    out = place(p)["infer/lws-segmented-0"]
+    assert out.admitted and len(domains(p, out, BLOCK)) == 1
+
+
+def test_kai_topology_named_on_the_lws_serves_the_segments(tmp_path: Path) -> None:
+    """kai.scheduler/topology on the LWS alone (segments.md: it may be set at the
+    workload level): the segments' levels resolve through it; the group has none."""
+    obj = kai_lws(annotations={"kai.scheduler/topology": "cluster-topology"},
+                  worker={"kai.scheduler/topology": None})
+    p = plan(tmp_path, KAI_TOPOLOGY, obj, with_nodes=cluster())
+    root = tree(p.workloads[0])
+    assert root.topology == ()
+    assert [c.topology for c in root.children] == [(Constraint(RACK),)] * 2
+    assert p.warnings == []
+
+
+def test_kai_workload_level_topology_without_segments(tmp_path: Path) -> None:
+    """No segment size: SubGroups leader and workers; the LWS's required rack holds the
+    group (5 x 2 GPUs) in one rack, where every group of the old single gang spread."""
+    obj = kai_lws(gpu=2, annotations={"kai.scheduler/topology": "cluster-topology",
+                                      "kai.scheduler/topology-required-placement": "rack"},
+                  worker={"kai.scheduler/segment-size": None,
+                          "kai.scheduler/segment-topology-required-placement": None},
+                  spec={"replicas": 2})
+    p = plan(tmp_path, KAI_TOPOLOGY, obj, with_nodes=cluster())
+    for w in p.workloads:
+        root = tree(w)
+        assert outline(root)[1:] == [(f"{w.name}/leader", -1, 1, 1),
+                                     (f"{w.name}/workers", -1, 4, 4)]
+        assert root.topology == (Constraint(RACK),)
+    out = place(p)
+    assert all(len(domains(p, o, RACK)) == 1 and o.admitted for o in out.values())
+
+
+def test_kai_workload_level_topology_naming_no_topology_is_invalid(tmp_path: Path) -> None:
+    obj = kai_lws(annotations={"kai.scheduler/topology": "nope",
+                               "kai.scheduler/topology-required-placement": "rack"})
+    (w,) = plan(tmp_path, KAI_TOPOLOGY, obj, with_nodes=cluster()).workloads
+    assert w.tree is None
+    assert ("LeaderWorkerSet/lws-segmented: metadata.annotations.kai.scheduler/topology: "
+            "topology 'nope' not found") in w.invalid
+
+
+def _leader_pod(node: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": "lws-segmented-0", "namespace": "infer",
+        "labels": {"leaderworkerset.sigs.k8s.io/name": "lws-segmented", WORKER_INDEX: "0"}},
+        "spec": {"nodeName": node, "schedulerName": "kai-scheduler",
+                 "containers": [{"name": "worker", "image": "x"}]}}
+
+
+def test_kai_leader_created_needs_the_group_leader_ready_the_leader_first(
+        tmp_path: Path) -> None:
+    """LeaderCreated: minMember size (leader 1, workers 4). LeaderReady: minMember 1 while
+    the leader is pending, the PodGroup holding it alone (LWS creates the workers once it
+    is ready); with the leader running, the workers as a gang of 4."""
+    plain = {"kai.scheduler/segment-size": None,
+             "kai.scheduler/segment-topology-required-placement": None}
+    created = tree(plan(tmp_path, kai_lws(worker=plain)).workloads[0])
+    assert outline(created) == [
+        ("infer/lws-segmented-0", 2, 0, 5), ("infer/lws-segmented-0/leader", -1, 1, 1),
+        ("infer/lws-segmented-0/workers", -1, 4, 4)]
+    ready = kai_lws(worker=plain, spec={"startupPolicy": "LeaderReady"})
+    p = plan(tmp_path, ready, with_nodes=cluster())
+    (w,) = p.workloads
+    assert outline(tree(w)) == [
+        ("infer/lws-segmented-0", 1, 0, 1), ("infer/lws-segmented-0/leader", -1, 1, 1)]
+    assert list(w.pods) == ["infer/lws-segmented-0"]
+    assert list(place(p)["infer/lws-segmented-0"].pods) == ["infer/lws-segmented-0"]
+    nodes = cluster()
+    p = plan(tmp_path, ready, _leader_pod(nodes[0].name), with_nodes=nodes)
+    assert outline(tree(p.workloads[0])) == [
+        ("infer/lws-segmented-0", 1, 0, 4), ("infer/lws-segmented-0/workers", -1, 4, 4)]
+
+
+def test_kai_leader_ready_segments_once_the_leader_runs(tmp_path: Path) -> None:
+    """Segments under LeaderReady: KAI segments minMember pods, 1 while the leader is
+    pending, so its PodGroup fails (segment size above 1); with the leader running the
+    segments are built, the leader counted in segment 0."""
+    obj = kai_lws(spec={"startupPolicy": "LeaderReady"})
+    (w,) = plan(tmp_path, KAI_TOPOLOGY, obj, with_nodes=cluster()).workloads
+    assert w.tree is None
+    assert "segment size 2 is greater than 1, the PodGroup's minMember while the leader is " \
+        "pending (startupPolicy LeaderReady)" in w.invalid
+    nodes = cluster()
+    p = plan(tmp_path, KAI_TOPOLOGY, obj, _leader_pod(nodes[0].name), with_nodes=nodes)
+    assert outline(tree(p.workloads[0])) == [
+        ("infer/lws-segmented-0", 2, 0, 4),
+        ("infer/lws-segmented-0/segment-0", 1, 0, 2),
+        ("infer/lws-segmented-0/segment-0/workers", -1, 2, 2),
+        ("infer/lws-segmented-0/segment-1", -1, 2, 2)]
+
+
+WORKER_SEGMENT = ("spec.leaderWorkerTemplate.workerTemplate.metadata.annotations."
+                  "kai.scheduler/segment-size")
+
+
+@pytest.mark.parametrize(("edits", "field", "message"), [
+    pytest.param({"worker": {"kai.scheduler/segment-size": "0"}}, WORKER_SEGMENT,
+                 "segment size 0 is not valid: it must be greater than 1", id="zero"),
+    pytest.param({"worker": {"kai.scheduler/segment-size": "-2"}}, WORKER_SEGMENT,
+                 "segment size -2 is not valid: it must be greater than 1", id="negative"),
+    pytest.param({"worker": {"kai.scheduler/segment-size": "1"}}, WORKER_SEGMENT,
+                 "segment size 1 is not valid: it must be greater than 1", id="one"),
+    pytest.param({"worker": {"kai.scheduler/segment-size": "2.5"}}, WORKER_SEGMENT,
+                 "invalid segment size '2.5': not an integer", id="non-integer"),
+    pytest.param({"worker": {"kai.scheduler/segment-size": "six"}}, WORKER_SEGMENT,
+                 "invalid segment size 'six': not an integer", id="word"),
+    pytest.param({"worker": {"kai.scheduler/segment-size": "6"}}, WORKER_SEGMENT,
+                 "segment size 6 is greater than 5, the PodGroup's minMember", id="above-size"),
+    pytest.param({"annotations": {"kai.scheduler/segment-size": "x"}},
+                 "metadata.annotations.kai.scheduler/segment-size",
+                 "invalid segment size 'x': not an integer", id="lws-annotation-first"),
+    pytest.param({"lwt": {"subGroupPolicy": {"subGroupSize": 1}}},
+                 "spec.leaderWorkerTemplate.subGroupPolicy.subGroupSize",
+                 "segment size 1 is not valid", id="sub-group-size-one"),
+])
+def test_kai_invalid_segment_sizes_are_one_line_errors(
+        tmp_path: Path, edits: dict[str, Any], field: str, message: str) -> None:
+    """KAI's grouper fails (no PodGroup: the pods never run): every group is invalid,
+    the error naming file, object and field."""
+    p = plan(tmp_path, KAI_TOPOLOGY, kai_lws(spec={"replicas": 2}, **edits),
+             with_nodes=cluster())
+    assert [w.name for w in p.workloads] == ["infer/lws-segmented-0", "infer/lws-segmented-1"]
+    for w in p.workloads:
+        assert w.tree is None and "\n" not in w.invalid
+        assert f"in.yaml[doc 1]: LeaderWorkerSet/lws-segmented: {field}: {message}" in w.invalid
+        assert "so its pods never run" in w.invalid
+
+
+def test_kai_single_divisible_segment_asks_one_pod_too_many(tmp_path: Path) -> None:
+    """size 3, segment size 2: one segment, and KAI counts the leader twice (in
+    fixLastSegmentSize and handleLeaderInFirstSegment): workers minMember 3 of 2 pods, so
+    the group waits, as on KAI, with a warning."""
+    p = plan(tmp_path, KAI_TOPOLOGY, kai_lws(lwt={"size": 3}), with_nodes=cluster())
+    (w,) = p.workloads
+    assert w.tree is None and w.waiting == "waiting for pods: workers has 2 of minMember 3"
+    (note,) = p.warnings
+    assert f"{WORKER_SEGMENT}: KAI's LWS grouper asks SubGroup workers for 3 pods" in note
+
+
+def test_kai_exclusive_subgroups_are_the_segments(tmp_path: Path) -> None:
+    """LWS's exclusive topology (pod affinities KAI honours) on KAI's tree: the group owns
+    a rack, each segment (LWS's subgroup) a host."""
+    obj = kai_lws(gpu=1, lwt={"subGroupPolicy": {"subGroupSize": 2}},
+                  annotations={EXCLUSIVE: RACK, SUBGROUP_EXCLUSIVE: HOST},
+                  worker={"kai.scheduler/segment-size": None})
+    p = plan(tmp_path, KAI_TOPOLOGY, obj, with_nodes=cluster())
+    root = tree(p.workloads[0])
+    assert root.topology == (Constraint(RACK, exclusive=exclusive_set("infer", GROUP_KEY)),)
+    sub = Constraint(HOST, exclusive=exclusive_set("infer", SUBGROUP_KEY))
+    assert [c.topology for c in root.children] == [(sub, Constraint(RACK))] * 2
+    out = place(p)["infer/lws-segmented-0"]
+    assert out.admitted, out.reason
+    first, second = racks(p, out, *SEGMENT0, key=HOST), racks(p, out, *SEGMENT1, key=HOST)
+    assert len(first) == len(second) == 1 and first != second
+    assert len(domains(p, out, RACK)) == 1
+
+
+def test_kai_annotations_it_ignores_are_warnings(tmp_path: Path) -> None:
+    """Segment placement on the LWS itself and batch-min-member are not read by KAI's LWS
+    grouper; the leader's own segment level is, when it groups the leader (not
+    modelled); the same annotations on an LWS of another scheduler say nothing."""
+    obj = kai_lws(annotations={"kai.scheduler/segment-topology-required-placement": "block",
+                               "kai.scheduler/batch-min-member": "1"})
+    obj["spec"]["leaderWorkerTemplate"]["leaderTemplate"] = {
+        "metadata": {"annotations": {
+            "kai.scheduler/segment-topology-required-placement": "block"}},
+        "spec": {"schedulerName": "kai-scheduler",
+                 "containers": [{"name": "leader", "image": "x"}]}}
+    notes = plan(tmp_path, KAI_TOPOLOGY, obj).warnings
+    assert [n.split("LeaderWorkerSet/lws-segmented: ")[1].split(":")[0] for n in notes] == [
+        "metadata.annotations.kai.scheduler/segment-topology-required-placement",
+        "metadata.annotations.kai.scheduler/batch-min-member",
+        "spec.leaderWorkerTemplate.leaderTemplate.metadata.annotations."
+        "kai.scheduler/segment-topology-required-placement"]
+    assert "not modelled" in notes[2]
+    other = copy.deepcopy(obj)
+    for template in ("workerTemplate", "leaderTemplate"):
+        other["spec"]["leaderWorkerTemplate"][template]["spec"].pop("schedulerName")
+    assert plan(tmp_path, KAI_TOPOLOGY, other).warnings == []

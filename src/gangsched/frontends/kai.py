@@ -144,9 +144,14 @@ class TopologyConstraint:
     preferred: str = ""
     field: str = "spec.topologyConstraint"  # where it is, for errors
     annotations: bool = False  # written as a Job's kai.scheduler/topology annotations
+    # (name, path) of values written elsewhere (an LWS's segment annotations)
+    paths: tuple[tuple[str, str], ...] = ()
 
     def path(self, name: str) -> str:
         """Where ``name`` (``topology``, ``requiredTopologyLevel``, ...) was written."""
+        for key, where in self.paths:
+            if key == name:
+                return where
         if self.annotations:
             return f"{self.field}.{TOPOLOGY_ANNOTATIONS[name]}"
         return f"{self.field}.{name}"
@@ -658,7 +663,7 @@ def _min_member_override(obj: Mapping[str, Any], origin: Origin, at: str = "") -
                        f"{INT32_MAX}", f"{at}metadata.annotations.{MIN_MEMBER_ANNOTATION}")
 
 
-def _annotation_topology(obj: Mapping[str, Any], origin: Origin, warnings: list[str],
+def annotation_topology(obj: Mapping[str, Any], origin: Origin, warnings: list[str],
                          at: str = "") -> TopologyConstraint | None:
     """The Job's ``kai.scheduler/topology`` and placement annotations, the
     ``topologyConstraint`` KAI's podgrouper gives its PodGroup; None when not set."""
@@ -698,7 +703,7 @@ def _batch_job_groups(inputs: Inputs, topos: Mapping[str, TopologyObject],
         obj = with_generated_name(doc)
         origin = Origin.of(doc)
         minimum = _min_member_override(obj, origin)
-        topology = _annotation_topology(obj, origin, out.warnings)
+        topology = annotation_topology(obj, origin, out.warnings)
         if minimum is None and topology is None and doc.kind == "Job":
             continue  # KAI's minMember 1, which its pods placed one by one meet
         meta = as_mapping(obj.get("metadata"), "metadata")
@@ -750,7 +755,7 @@ def _jobset_group(pg: KaiPodGroup, obj: Mapping[str, Any], origin: Origin,
         if leaf_min is not None and leaf_min < 1:
             raise origin.error(f"invalid min-member value {leaf_min}: must be >= 1",
                                f"{at}.template.metadata.annotations.{MIN_MEMBER_ANNOTATION}")
-        leaf_topology = _annotation_topology({"metadata": tmeta or {}}, origin, warnings,
+        leaf_topology = annotation_topology({"metadata": tmeta or {}}, origin, warnings,
                                              f"{at}.template.")
         rj_name = str(rj.get("name"))
         replicas = as_int(rj.get("replicas"), f"{at}.replicas", 1)
@@ -801,6 +806,7 @@ __all__ = [
     "KaiPodGroup",
     "SubGroup",
     "TopologyConstraint",
+    "annotation_topology",
     "build",
     "build_workload",
     "kai_podgroups",

@@ -58,10 +58,47 @@ level none has makes every group invalid, a preferred one is dropped with a warn
 for ``LeaderExcluded``), ``subgroup-exclusive-topology`` only with a ``subGroupPolicy``,
 the annotations' values valid label keys; messages as LWS words them.
 
-**KAI.** KAI's podgrouper builds its own PodGroup for an LWS it schedules, reading
-``kai.scheduler/topology*`` and ``kai.scheduler/segment-*`` annotations (segments as
-subgroups with a level each); gangsched does not model them: each group is one gang as
-above, with a warning naming the annotation.
+**KAI.** An LWS whose workerTemplate names ``schedulerName: kai-scheduler`` (and that Kueue
+does not queue) gets, per group, the PodGroup KAI's podgrouper writes
+(``pkg/podgrouper/podgrouper/plugins/leaderworkerset/lws_grouper.go`` at d5bc503), built
+into a tree by :mod:`.kai` (workload ``<namespace>/<name>-<g>``; KAI names it
+``pg-<name>-<uid>-group-<g>``):
+
+* ``minMember`` (``GetPodGroupMetadata``): ``size`` under ``LeaderCreated``; under
+  ``LeaderReady`` 1 while the leader is pending (``calcLeaderReadyMinAvailable``): the
+  PodGroup then holds the leader alone and the workers, which LWS creates only once the
+  leader is ready, are held back; with the leader running, ``size``. KAI's LWS grouper
+  reads no ``kai.scheduler/batch-min-member`` (set, it is ignored with a warning).
+* without segments (``buildSubGroupsWithoutSegmentation``): SubGroups ``leader`` (1) and
+  ``workers`` (``minMember - 1``, when more than 0), all required.
+* segments (``getSegmentSize``): ``subGroupPolicy.subGroupSize``, else the LWS's
+  ``kai.scheduler/segment-size``, else the workerTemplate's (Go's ``strconv.Atoi``); it
+  must be greater than 1 and at most ``minMember`` (so never with ``LeaderReady`` while the
+  leader is pending), at most 10000 segments. Worker ``w`` is in segment
+  ``getSegmentIndex``: the leader in 0, ``(w-1)/S`` when ``S`` divides ``minMember - 1``,
+  else ``w/S``. ``segment-<i>`` SubGroups need ``S`` pods, the last those of the highest
+  indices in it (``fixLastSegmentSize``, which with a single segment counts the leader too).
+  ``LeaderWorker`` (the default): ``segment-0`` is a parent of ``leader`` (1) and ``workers``
+  (its size, plus the leader when ``S`` divides ``minMember - 1``, minus 1)
+  (``handleLeaderInFirstSegment``); ``LeaderExcluded``: a ``leader`` SubGroup beside the
+  segments, ``S`` must divide ``minMember - 1``. With a single segment and ``S`` dividing
+  ``size - 1`` KAI asks that segment for one pod more than it has: the group never starts
+  (it waits, with a warning), as in KAI.
+* topology: the LWS's ``kai.scheduler/topology`` and ``topology-required-placement`` /
+  ``topology-preferred-placement`` on the PodGroup (``DefaultGrouper``; a topology without
+  a level constrains nothing, it may only name the segments' Topology), each segment's from
+  the workerTemplate's ``kai.scheduler/segment-topology-required-placement`` /
+  ``-preferred-placement`` with the workerTemplate's ``kai.scheduler/topology`` (else the
+  LWS's; none: ignored with a warning) (``getSegmentTopologyConstraints``); resolved through
+  KAI Topologies as a PodGroup's. The queue is the ``kai.scheduler/queue`` label.
+* LWS's exclusive topology still applies (the pod webhook's affinities): the group's on the
+  root, ``subgroup-exclusive-topology`` on the segments (LWS's subgroups).
+
+Errors KAI's grouper returns (no PodGroup, the pods never run) make every affected group
+invalid, naming the field. Not modelled, with a warning: the leader pod's own
+``kai.scheduler/topology`` or segment placement annotations, which KAI reads instead of the
+workerTemplate's when it groups the leader (the PodGroup then depends on which pod it
+grouped last; gangsched uses the workerTemplate's); KAI's annotations on an LWS Kueue queues.
 """
 
 from __future__ import annotations
@@ -74,7 +111,14 @@ from typing import Any
 
 from gangsched.api import names, schema
 from gangsched.api.errors import InputError
-from gangsched.api.loader import Document, Inputs, Kind, with_generated_name
+from gangsched.api.loader import (
+    Document,
+    Inputs,
+    Kind,
+    TopologyObject,
+    topologies,
+    with_generated_name,
+)
 from gangsched.api.objects import (
     PodTemplate,
     about,
@@ -86,12 +130,14 @@ from gangsched.api.objects import (
     parse_pod_template,
 )
 from gangsched.api.types import Node, Pod
+from gangsched.frontends import kai as kaipg
 from gangsched.frontends import kueue
 from gangsched.frontends.base import MAX_OBJECT_PODS, Contribution, Demand, FrontEnd
 from gangsched.frontends.kueue_priority import KUEUE_GATES, Priorities, class_label
 from gangsched.frontends.kueue_queues import Queues
 from gangsched.frontends.networktopology import Origin
 from gangsched.frontends.pods import identical, podset
+from gangsched.frontends.sched_queues import KaiQueues
 from gangsched.gang import Claim, Constraint, Group, PodSet, TreeNode
 from gangsched.model import Workload
 
@@ -117,8 +163,14 @@ SUBDOMAIN_POLICIES = ("Shared", "UniquePerReplica")
 MAX_REPLICAS = 1_000_000
 INT32_MAX = 2**31 - 1
 MAX_PODS = MAX_OBJECT_PODS  # pods one LWS may generate here
-# KAI's podgrouper reads these on an LWS it schedules (segments, topology): not modelled
+# KAI's podgrouper reads these on an LWS it schedules (segments, topology)
 KAI_PREFIXES = ("kai.scheduler/segment-", "kai.scheduler/topology")
+KAI_SCHEDULER = "kai-scheduler"
+KAI_TOPOLOGY = kaipg.TOPOLOGY_ANNOTATIONS["topology"]  # constants.TopologyKey
+SEGMENT_SIZE = "kai.scheduler/segment-size"  # constants.SegmentSizeKey
+SEGMENT_REQUIRED = "kai.scheduler/segment-topology-required-placement"
+SEGMENT_PREFERRED = "kai.scheduler/segment-topology-preferred-placement"
+MAX_SEGMENTS = 10_000  # lws_grouper.go maxAllowedSegmentation
 
 # -- typed objects -----------------------------------------------------------------------
 
@@ -152,6 +204,13 @@ class LeaderWorkerSet:
     worker_request: kueue.TasRequest | None = None
     origin: Origin = field(default_factory=Origin)
     kai: str = ""  # where KAI's topology or segment annotations are written, if anywhere
+    annotations: Mapping[str, str] = field(default_factory=dict, hash=False)  # the LWS's
+    kai_queue: str = ""  # the kai.scheduler/queue label (the LWS's, else the workers')
+
+    @property
+    def kai_scheduled(self) -> bool:
+        """KAI's podgrouper groups the pods (their ``schedulerName``)."""
+        return self.worker.scheduler_name == KAI_SCHEDULER
 
     @property
     def key(self) -> str:
@@ -322,8 +381,11 @@ def parse_lws(obj: Mapping[str, Any], origin: Origin | None = None) -> LeaderWor
         kai = next((f"{at}.{k}" for at, ann in (("metadata.annotations", annotations), (
             f"{lwt_path}.workerTemplate.metadata.annotations", worker_ann)) for k in ann
             if k.startswith(KAI_PREFIXES)), "")
+        kai_queue = labels.get(kaipg.QUEUE_LABEL) or worker.labels.get(kaipg.QUEUE_LABEL) or ""
         return LeaderWorkerSet(
             kai=kai,
+            annotations={str(k): str(v) for k, v in annotations.items()},
+            kai_queue=str(kai_queue),
             name=name,
             namespace=as_str(meta.get("namespace"), "metadata.namespace") or "default",
             size=size, worker=worker, leader=leader, replicas=replicas,
@@ -525,6 +587,245 @@ def _kueue_kids(lws: LeaderWorkerSet, root: str, leaders: Sequence[Pod],
     return kueue.grouped(root, nodes)
 
 
+# -- KAI's podgrouper (pkg/podgrouper/podgrouper/plugins/leaderworkerset/lws_grouper.go) ----
+
+LWT = "spec.leaderWorkerTemplate"
+WORKER_ANNOTATIONS = f"{LWT}.workerTemplate.metadata.annotations"
+_ATOI = re.compile(r"[+-]?[0-9]+")  # what Go's strconv.Atoi takes
+NEVER_RUNS = "KAI's podgrouper makes no PodGroup for it, so its pods never run"
+
+
+@dataclass(frozen=True)
+class KaiShape:
+    """What KAI's LWS grouper reads from the LWS itself, the same for every group."""
+
+    topology: kaipg.TopologyConstraint | None  # the PodGroup's (DefaultGrouper)
+    segment_size: int | None = None  # getSegmentSize, before the check against minMember
+    segment_field: str = ""  # where the segment size was written
+    leader_excluded: bool = False  # getSegmentationPolicy's type
+    segment_topology: kaipg.TopologyConstraint | None = None  # getSegmentTopologyConstraints
+
+
+def _segment_size(lws: LeaderWorkerSet) -> tuple[int, str] | None:
+    """``getSegmentSize`` up to its check against the PodGroup's minimum: ``subGroupSize``,
+    else the LWS's ``kai.scheduler/segment-size``, else the workerTemplate's (each a Go
+    ``strconv.Atoi``); at least 2."""
+    if lws.subgroups is not None:
+        size, where = lws.subgroups.size, f"{LWT}.subGroupPolicy.subGroupSize"
+    else:
+        found = next(((a[SEGMENT_SIZE], f"{at}.{SEGMENT_SIZE}") for a, at in (
+            (lws.annotations, "metadata.annotations"),
+            (lws.worker.annotations, WORKER_ANNOTATIONS)) if SEGMENT_SIZE in a), None)
+        if found is None:
+            return None
+        raw, where = found
+        if not _ATOI.fullmatch(raw) or not -(2**63) <= int(raw) < 2**63:
+            raise lws.origin.error(f"invalid segment size {raw!r}: not an integer; "
+                                   f"{NEVER_RUNS}", where)
+        size = int(raw)
+    if size <= 1:
+        raise lws.origin.error(f"segment size {size} is not valid: it must be greater than 1; "
+                               f"{NEVER_RUNS}", where)
+    return size, where
+
+
+def _segment_topology(lws: LeaderWorkerSet, warnings: list[str]
+                      ) -> kaipg.TopologyConstraint | None:
+    """``getSegmentTopologyConstraints`` as a worker pod sees it: the workerTemplate's
+    segment placement levels, its ``kai.scheduler/topology`` (else the LWS's); none
+    without a topology or without a level."""
+    worker = lws.worker.annotations
+    required, preferred = worker.get(SEGMENT_REQUIRED, ""), worker.get(SEGMENT_PREFERRED, "")
+    if worker.get(KAI_TOPOLOGY):
+        topology, topology_at = worker[KAI_TOPOLOGY], f"{WORKER_ANNOTATIONS}.{KAI_TOPOLOGY}"
+    else:
+        topology = lws.annotations.get(KAI_TOPOLOGY, "")
+        topology_at = f"metadata.annotations.{KAI_TOPOLOGY}"
+    if not required and not preferred:
+        return None
+    if not topology:
+        key = SEGMENT_REQUIRED if required else SEGMENT_PREFERRED
+        warnings.append(str(lws.origin.error(
+            "no topology named (kai.scheduler/topology on the workerTemplate or the "
+            "LeaderWorkerSet), so KAI ignores the segment placement levels",
+            f"{WORKER_ANNOTATIONS}.{key}")))
+        return None
+    return kaipg.TopologyConstraint(
+        topology, required, preferred, WORKER_ANNOTATIONS, annotations=True,
+        paths=(("topology", topology_at),
+               ("requiredTopologyLevel", f"{WORKER_ANNOTATIONS}.{SEGMENT_REQUIRED}"),
+               ("preferredTopologyLevel", f"{WORKER_ANNOTATIONS}.{SEGMENT_PREFERRED}")))
+
+
+def _kai_notes(lws: LeaderWorkerSet, shape: KaiShape, warnings: list[str]) -> None:
+    """Warnings for what KAI's LWS grouper ignores, and for what gangsched cannot
+    model: a leader pod whose own topology annotations KAI reads instead."""
+    def note(message: str, where: str) -> None:
+        warnings.append(str(lws.origin.error(message, where)))
+    for key in (SEGMENT_REQUIRED, SEGMENT_PREFERRED):
+        if key in lws.annotations:
+            note("ignored: KAI's LWS grouper reads the segment placement levels from the "
+                 "workerTemplate only", f"metadata.annotations.{key}")
+    if kaipg.MIN_MEMBER_ANNOTATION in lws.annotations:
+        note("ignored: KAI's LWS grouper sets minMember from size and startupPolicy",
+             f"metadata.annotations.{kaipg.MIN_MEMBER_ANNOTATION}")
+    if shape.segment_size is None and shape.segment_topology is not None:
+        key = SEGMENT_REQUIRED if shape.segment_topology.required else SEGMENT_PREFERRED
+        note("ignored: no segments (set kai.scheduler/segment-size or subGroupPolicy)",
+             f"{WORKER_ANNOTATIONS}.{key}")
+    if lws.leader is None or shape.segment_size is None:
+        return
+    leader = lws.leader.annotations
+    seen = shape.segment_topology
+    mine = {KAI_TOPOLOGY: seen.topology if seen else "",
+            SEGMENT_REQUIRED: seen.required if seen else "",
+            SEGMENT_PREFERRED: seen.preferred if seen else ""}
+    for key, value in mine.items():
+        if leader.get(key) and leader[key] != value:
+            note(f"KAI reads the leader pod's {key} ({leader[key]!r}) instead of the "
+                 f"workerTemplate's ({value!r}) when it groups the leader, so its segments' "
+                 "constraint depends on which pod it grouped last: not modelled (gangsched "
+                 "uses the workerTemplate's)", f"{LWT}.leaderTemplate.metadata.annotations.{key}")
+
+
+def kai_shape(lws: LeaderWorkerSet, warnings: list[str]) -> KaiShape:
+    """What KAI's LWS grouper reads from the LWS (errors located, naming the field)."""
+    levels = [kaipg.TOPOLOGY_ANNOTATIONS[k] for k in ("requiredTopologyLevel",
+                                                       "preferredTopologyLevel")]
+    topology = None
+    if any(lws.annotations.get(k) for k in levels):
+        topology = kaipg.annotation_topology({"metadata": {"annotations": lws.annotations}},
+                                             lws.origin, warnings)
+    # else a kai.scheduler/topology alone names the segments' Topology (segments.md): the
+    # PodGroup's topologyConstraint then has no level, which constrains nothing
+    segment = _segment_size(lws)
+    shape = KaiShape(topology, segment_topology=_segment_topology(lws, warnings))
+    if segment is not None:
+        leader_excluded = lws.subgroups is not None and lws.subgroups.leader_excluded
+        shape = replace(shape, segment_size=segment[0], segment_field=segment[1],
+                        leader_excluded=leader_excluded)
+    _kai_notes(lws, shape, warnings)
+    return shape
+
+
+def segment_index(worker: int, size: int, segment: int) -> int:
+    """``getSegmentIndex``: the leader (0) is in segment 0; when ``size - 1`` divides into
+    segments the leader is an extra pod of segment 0."""
+    if worker == 0:
+        return 0
+    if (size - 1) % segment == 0:
+        return (worker - 1) // segment
+    return worker // segment
+
+
+def kai_podgroup(lws: LeaderWorkerSet, shape: KaiShape, g: int, pods: Sequence[Pod],
+                 warnings: list[str]) -> tuple[kaipg.KaiPodGroup, list[Pod]]:
+    """The PodGroup KAI's LWS grouper writes for group ``g`` (``GetPodGroupMetadata``) and
+    the pods in it, labelled with their SubGroup; raises what makes it fail, located."""
+    indices = {p.key: _worker_index(p) for p in pods}  # validateWorkerIndex
+    leader = next((p for p in pods if indices[p.key] == 0), None)
+    members = lws.size  # LeaderCreated, or LeaderReady once the leader is scheduled
+    if lws.startup_policy == "LeaderReady" and leader is not None and not leader.node_name:
+        members = 1  # calcLeaderReadyMinAvailable: only the leader exists yet
+    sg = kaipg.SubGroup
+    subs: list[kaipg.SubGroup]
+    size = shape.segment_size
+    if size is None:  # buildSubGroupsWithoutSegmentation
+        subs = [sg("leader", 0, min_member=1)]
+        if members > 1:
+            subs.append(sg("workers", 1, min_member=members - 1))
+
+        def leaf(w: int) -> str:
+            return "leader" if w == 0 else "workers"
+    else:
+        if size > members:
+            why = (" while the leader is pending (startupPolicy LeaderReady)"
+                   if members < lws.size else "")
+            raise lws.origin.error(f"segment size {size} is greater than {members}, the "
+                                   f"PodGroup's minMember{why}; {NEVER_RUNS}",
+                                   shape.segment_field)
+        count = segment_index(members - 1, members, size) + 1
+        if count > MAX_SEGMENTS:
+            raise lws.origin.error(f"{count} segments: KAI's LWS grouper allows at most "
+                                   f"{MAX_SEGMENTS}; {NEVER_RUNS}", shape.segment_field)
+        mins = [size] * count
+        # fixLastSegmentSize: worker indices from the last down, while in the last segment
+        # (with one segment that counts the leader too)
+        mins[-1] = sum(1 for _ in _last_run(members, size, count - 1))
+        divisible = (members - 1) % size == 0
+        tc = shape.segment_topology
+        if shape.leader_excluded:  # addExcludedLeaderSegments
+            if not divisible:
+                raise lws.origin.error(f"size - 1 ({members - 1}) is not divisible by the "
+                                       f"segment size {size}, which KAI's LeaderExcluded "
+                                       f"segments need; {NEVER_RUNS}", shape.segment_field)
+            subs = [sg("leader", 0, min_member=1)] + [
+                sg(f"segment-{i}", i + 1, min_member=m, topology=tc)
+                for i, m in enumerate(mins)]
+
+            def leaf(w: int) -> str:
+                return "leader" if w == 0 else f"segment-{segment_index(w, members, size)}"
+        else:  # handleLeaderInFirstSegment: leader and workers under segment-0
+            first = mins[0] + (1 if divisible else 0)
+            subs = [sg("segment-0", 0, min_sub_group=2, topology=tc)] + [
+                sg(f"segment-{i}", i, min_member=m, topology=tc)
+                for i, m in enumerate(mins) if i] + [
+                sg("leader", count, min_member=1, parent="segment-0"),
+                sg("workers", count + 1, min_member=first - 1, parent="segment-0")]
+
+            def leaf(w: int) -> str:
+                if w == 0:
+                    return "leader"
+                index = segment_index(w, members, size)
+                return "workers" if index == 0 else f"segment-{index}"
+    # while the PodGroup holds the leader alone, LWS has not created the workers
+    mine = [replace(p, labels={**p.labels, kaipg.SUBGROUP_LABEL: leaf(indices[p.key])})
+            for p in pods if members == lws.size or indices[p.key] == 0]
+    joined: dict[str, int] = {}
+    for p in mine:
+        joined[p.labels[kaipg.SUBGROUP_LABEL]] = joined.get(
+            p.labels[kaipg.SUBGROUP_LABEL], 0) + 1
+    for s in subs:
+        if s.min_member is not None and s.min_member > joined.get(s.name, 0):
+            warnings.append(str(lws.origin.error(
+                f"KAI's LWS grouper asks SubGroup {s.name} for {s.min_member} "
+                f"pods but {joined.get(s.name, 0)} join it (with a single segment "
+                "fixLastSegmentSize counts the leader in): the group never starts",
+                shape.segment_field)))
+    pg = kaipg.KaiPodGroup(name=f"{lws.name}-{g}", namespace=lws.namespace,
+                           min_member=members, queue=lws.kai_queue, topology=shape.topology,
+                           subgroups=tuple(subs), origin=lws.origin)
+    return pg, mine
+
+
+def _last_run(members: int, size: int, last: int) -> Iterable[int]:
+    for w in range(members - 1, -1, -1):
+        if segment_index(w, members, size) != last:
+            return
+        yield w
+
+
+def _kai_exclusive(lws: LeaderWorkerSet, tree: TreeNode, pods: Sequence[Pod],
+                   nodes: Mapping[str, Node]) -> None:
+    """LWS's exclusive topology (its pod webhook's affinities, which KAI honours) on
+    KAI's tree: the group's on the root, ``subgroup-exclusive-topology`` on the segments
+    (with a ``subGroupPolicy`` the segments are LWS's subgroups)."""
+    bound = [p for p in pods if p.node_name]
+    tree.topology = (*_owning(lws.exclusive, exclusive_set(lws.namespace, GROUP_KEY), bound,
+                              nodes), *tree.topology)
+    if not lws.subgroup_exclusive or not isinstance(tree, Group):
+        return
+    sub_set = exclusive_set(lws.namespace, SUBGROUP_KEY)
+    for node in tree.children:
+        name = node.path.removeprefix(f"{tree.path}/")
+        index = name.removeprefix("segment-")
+        if name == index or not index.isdigit():
+            continue  # the leader
+        held = [p for p in bound if lws.subgroup_of(_worker_index(p)) == int(index)]
+        node.topology = (*_owning(lws.subgroup_exclusive, sub_set, held, nodes),
+                         *node.topology)
+
+
 # -- the builder ------------------------------------------------------------------------------
 
 
@@ -567,12 +868,20 @@ def build(inputs: Inputs) -> Contribution:
     levels = kueue.kueue_levels(inputs)
     queues = Queues.of(inputs)  # with them, the flavors check the levels
     priorities = Priorities(inputs)
+    topos = {t.name: t for t in topologies(inputs) if t.kai}
+    kai_queues = KaiQueues(inputs)
     for lws in leader_worker_sets(inputs):
         invalid = ""
-        if lws.kai and lws.worker.scheduler_name == "kai-scheduler":
+        shape = None
+        if lws.kai_scheduled and not lws.queue:
+            try:
+                shape = kai_shape(lws, out.warnings)
+            except InputError as err:
+                invalid = str(err)
+        elif lws.kai and lws.kai_scheduled:
             out.warnings.append(str(lws.origin.error(
-                "KAI's topology and segment annotations on a LeaderWorkerSet are not "
-                "modelled: each group is placed as one gang without them", lws.kai)))
+                "KAI's topology and segment annotations on a LeaderWorkerSet Kueue queues are "
+                "not modelled: each group is placed as Kueue admits it", lws.kai)))
         if lws.queue and queues is None:
             try:
                 lws = _checked(lws, levels, out.warnings)
@@ -590,6 +899,9 @@ def build(inputs: Inputs) -> Contribution:
             priority = ranked if isinstance(ranked, int) else 0
             if invalid:
                 out.workloads.append(Workload(key, KIND, None, invalid=invalid))
+                continue
+            if shape is not None:
+                _kai_workload(lws, shape, g, pods, nodes, topos, kai_queues, out)
                 continue
             if lws.queue and queues is not None and any(not p.node_name for p in pods):
                 roles = _kueue_podsets(lws, pods)
@@ -628,7 +940,35 @@ def demands(inputs: Inputs) -> Iterable[Demand]:
         yield Demand(lws.origin, "spec.replicas", lws.replicas * lws.size)
 
 
-def _bound_claims(lws: LeaderWorkerSet, g: int, bound: Sequence[Pod]
+def _kai_workload(lws: LeaderWorkerSet, shape: KaiShape, g: int, pods: Sequence[Pod],
+                  nodes: Mapping[str, Node], topos: Mapping[str, TopologyObject],
+                  queues: KaiQueues, out: Contribution) -> None:
+    """The workload of group ``g`` as KAI's PodGroup, built by :mod:`.kai`."""
+    key = f"{lws.namespace}/{lws.name}-{g}"
+    bound = [p for p in pods if p.node_name]
+    if bound:
+        out.claims.update(_bound_claims(lws, g, bound, "segment"))
+    if len(bound) == len(pods):
+        return  # running whole
+    notes: list[str] = []
+    try:
+        pg, members = kai_podgroup(lws, shape, g, pods, notes)
+    except InputError as err:
+        out.workloads.append(Workload(key, KIND, None, invalid=str(err)))
+        return
+    workload, more = kaipg.build_workload(pg, members, topos, queues)
+    # its notes name the PodGroup of the group: name the LWS, once for all its groups
+    named = [w.replace(f" {kaipg.KIND}/{pg.name}:", f" {lws.origin.obj}:") for w in more]
+    out.warnings.extend(w for w in dict.fromkeys((*notes, *named)) if w not in out.warnings)
+    workload.kind = KIND
+    if workload.tree is not None:
+        _kai_exclusive(lws, workload.tree, pods, nodes)
+        if isinstance(workload.tree, Group):
+            workload.tree.kind = KIND
+    out.workloads.append(workload)
+
+
+def _bound_claims(lws: LeaderWorkerSet, g: int, bound: Sequence[Pod], sub: str = "subgroup"
                   ) -> dict[str, tuple[Claim, ...]]:
     """The exclusive domains the group's running pods hold (its owners' paths as the
     tree names them)."""
@@ -641,7 +981,7 @@ def _bound_claims(lws: LeaderWorkerSet, g: int, bound: Sequence[Pod]
         index = lws.subgroup_of(_worker_index(pod))
         if lws.subgroup_exclusive and index is not None:
             claims.append((exclusive_set(lws.namespace, SUBGROUP_KEY), lws.subgroup_exclusive,
-                           f"{root}/subgroup-{index}"))
+                           f"{root}/{sub}-{index}"))
         if claims:
             out[pod.key] = tuple(claims)
     return out
