@@ -47,7 +47,9 @@ as one batch:
 2. **Extras, fairly.** Extras only once every minimum was tried, so no unit's extras can
    take what another unit's minimum needs. In rounds: every admitted unit grows half of
    what it still lacks (all-or-nothing, inside the domains its pods are in), then all of
-   it, then whatever still fits (water-filling), units in the same order each round.
+   it, then whatever still fits (water-filling), units in the same order each round;
+   the last round again for the units it grew (up to :data:`FIT_ROUNDS` times), as a
+   try's first-feasible choices can leave room its next try fills.
 """
 
 from __future__ import annotations
@@ -73,6 +75,7 @@ from gangsched.scheduler.capacity import pins_of
 from gangsched.scheduler.tree import residual
 
 EXTRA_ROUNDS = (0.5, 1.0)  # shares of what each unit still lacks, grown all-or-nothing
+FIT_ROUNDS = 3  # "whatever still fits" rounds, at most: each again only for units it grew
 LOOKAHEAD = 24  # trial batches' worth of unit decisions, at most, to admit more
 LOOKAHEAD_DECISIONS = 40_000  # and at most this many unit decisions in all
 LOOKAHEAD_MARKS = 32  # states a trial keeps to resume from, at most (see Lookahead.run)
@@ -505,20 +508,31 @@ def grow_extras(admitted: list[tuple[WorkloadOutcome, TreeNode, dict[str, dict[s
         return pins_of(state, node, key)
 
     last: dict[str, Decision] = {}
-    for share in (*EXTRA_ROUNDS, None):
+    for share in EXTRA_ROUNDS:
         for out, unit, sets in admitted:
             rest = residual(unit, sets, pins)
             if rest is None:
                 continue
-            if share is None:  # whatever still fits
-                d = last[unit.path] = place(rest, state, opts)
-            else:
-                target = raised(rest, share)
-                if target is rest:
-                    continue
-                d = place(target, state, exact)
+            target = raised(rest, share)
+            if target is rest:
+                continue
+            d = place(target, state, exact)
             if d.admitted and d.assignments:
                 _grown(out, sets, unit, d)
+    growing = admitted
+    for _ in range(FIT_ROUNDS):  # whatever still fits
+        grew = []
+        for item in growing:
+            out, unit, sets = item
+            rest = residual(unit, sets, pins)
+            if rest is None:
+                continue
+            d = place(rest, state, opts)
+            last.setdefault(unit.path, d)
+            if d.admitted and d.assignments:
+                _grown(out, sets, unit, d)
+                grew.append(item)
+        growing = grew
     # a unit with nothing required that placed nothing, in a workload that placed no pod
     # at all (a basic group's pods are independent: those that fit are its placement)
     for out, unit, sets in admitted:

@@ -3,14 +3,16 @@ extras in fair rounds (issue 14)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from gangsched.batch import place_plan
 from gangsched.cluster.state import ClusterState
-from gangsched.gang import Constraint, Group
+from gangsched.gang import Constraint, Group, PodSet
 from gangsched.model import Plan, Workload
+from gangsched.placement.engine import place as engine_place
 from gangsched.testing.builders import GPU, RACK, cons, group, levels_of, nodes, podset
 
 ONE_RACK = (("zone", 1), ("rack", 1), ("host", 4))  # 4 nodes of 8 GPUs
@@ -285,3 +287,26 @@ def test_extras_stay_in_the_domain_a_pinned_value_names_among_several() -> None:
                        ClusterState.from_nodes(nodes, [block, rack]))
     assert out.admitted and len(out.pods) == 1
     assert verify(unit, ClusterState.from_nodes(nodes, [block, rack]), out.pods) == []
+
+
+def test_whatever_still_fits_is_tried_again_while_it_grows(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # an engine whose extras try places one pod (its first-feasible choices can leave room
+    # a next try fills): the unit grows in each "whatever still fits" round, up to
+    # FIT_ROUNDS of them, not only in the first
+    import gangsched.batch as batch
+
+    def first_pod_only(node: Any) -> Any:
+        if isinstance(node, PodSet):
+            return replace(node, pods=node.pods[:1])
+        return replace(node, children=[first_pod_only(c) for c in node.children])
+
+    def one_pod_a_try(unit: Any, state: ClusterState, opts: Any = None, **kw: Any) -> Any:
+        return engine_place(first_pod_only(unit), state, opts, **kw)
+
+    monkeypatch.setattr(batch, "place", one_pod_a_try)
+    monkeypatch.setattr(batch, "EXTRA_ROUNDS", ())  # only the rounds of whatever fits
+    p, state = plan(group("loose", [podset("loose/w", 8, gpu=8, min_pods=1)]), hosts=8)
+    out = place_plan(p, state)
+    assert out[0].admitted
+    assert len(out[0].pods) == 1 + batch.FIT_ROUNDS  # the minimum, then a pod a round
