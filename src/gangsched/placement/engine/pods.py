@@ -53,16 +53,16 @@ class Pods:
         facts = self.facts
         shape = facts.shape(ps)
         lo, hi, sel = scope
-        cap = ps.max_pods_per_node
-        counted = cap is not None and bool(res.nodes or ps.held_per_node)
+        own_cap = ps.max_pods_per_node
+        counted = own_cap is not None and bool(res.nodes or ps.held_per_node)
         # a cap that counts pods of the set already on a node: what the node's free
         # resources fit (those pods' resources already taken), at most the cap less them
-        f = self.state.capacity(shape, ps.requirements, None if counted else cap)[lo:hi]
+        f = self.state.capacity(shape, ps.requirements, None if counted else own_cap)[lo:hi]
         if sel is not None:
             f = f * sel[lo:hi]
         if counted:
-            assert cap is not None
-            room = np.full(hi - lo, cap, dtype=np.int64)
+            assert own_cap is not None
+            room = np.full(hi - lo, own_cap, dtype=np.int64)
             for nodes, counts in zip(res.nodes, res.counts, strict=True):
                 inside = (nodes >= lo) & (nodes < hi)
                 np.subtract.at(room, nodes[inside] - lo, counts[inside])
