@@ -60,6 +60,31 @@ def test_v1alpha2_workload_and_pod_group_are_placed(run: Run, tmp_path: Path) ->
     assert len({p["node"] for p in w["pods"]}) == 4
 
 
+def test_a_bundle_with_its_service_and_config_map_places_with_a_warning_each(
+        run: Run, tmp_path: Path) -> None:
+    # as people kubectl-apply a workload: beside it, its Service and ConfigMap
+    path = tmp_path / "bundle.yaml"
+    path.write_text(V1ALPHA2 + "---\napiVersion: v1\nkind: Service\n"
+                    "metadata: {name: trainer, namespace: ml}\nspec: {clusterIP: None}\n"
+                    "---\napiVersion: v1\nkind: ConfigMap\n"
+                    "metadata: {name: trainer-env, namespace: ml}\ndata: {A: b}\n")
+    result = run("place", "-f", CLUSTER, "-f", path, "-o", "json")
+    assert result.exit_code == 0, result.output
+    [w] = json.loads(result.stdout)["workloads"]
+    assert w["status"] == "Admitted"
+    skipped = [line for line in result.stderr.splitlines() if "skipped" in line]
+    assert skipped == [
+        f"warning: {path}[doc 6]: Service/trainer: v1/Service carries nothing gangsched "
+        "schedules; skipped",
+        f"warning: {path}[doc 7]: ConfigMap/trainer-env: v1/ConfigMap carries nothing "
+        "gangsched schedules; skipped"]
+    # a kind gangsched does not know is still refused
+    path.write_text(V1ALPHA2 + "---\napiVersion: example.com/v1\nkind: Widget\n"
+                    "metadata: {name: w}\n")
+    assert_one_line_error(run("place", "-f", CLUSTER, "-f", path),
+                          "unsupported kind example.com/v1/Widget")
+
+
 def test_v1alpha2_field_of_another_version_is_one_line_error(run: Run, tmp_path: Path
                                                               ) -> None:
     path = tmp_path / "in.yaml"
